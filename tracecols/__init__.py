@@ -1,0 +1,13 @@
+"""tracecols: a columnar analytics engine for PyTorch profiler traces.
+
+    import tracecols as tc
+    t = tc.open("trace.json.gz")
+    t.sql("select cat, count(*) from events group by 1")   # -> polars DataFrame
+    t.table("events")                                      # -> Arrow table
+    t.save("out/")                                         # -> Parquet + _tracecols.json
+"""
+from .errors import TraceError
+from .trace import Trace, open
+from .version import SCHEMA_VERSION, __version__
+
+__all__ = ["open", "Trace", "TraceError", "__version__", "SCHEMA_VERSION"]

@@ -1,0 +1,59 @@
+"""The `tracecols` command. Every failure is one line on stderr and exit code 2."""
+import argparse
+import os
+import sys
+
+from ..errors import TraceError
+from . import commands
+
+_DEBUG = "TRACECOLS_DEBUG"
+
+
+def _parser():
+    p = argparse.ArgumentParser(prog="tracecols", description="Columnar analytics for PyTorch profiler traces.")
+    from ..version import __version__
+    p.add_argument("--version", action="version", version=f"tracecols {__version__}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    s = sub.add_parser("info", help="one screen about a trace: size, events by category, span, devices, rank")
+    s.add_argument("source", help="trace file (.json/.json.gz, path or URL) or a tracecols output directory")
+    s.set_defaults(func=commands.info)
+
+    s = sub.add_parser("sql", help="run DuckDB SQL over a trace's tables")
+    s.add_argument("source", help="trace file or tracecols output directory")
+    s.add_argument("query", help="SQL, e.g. \"select cat, count(*) from events group by 1\"")
+    s.add_argument("--format", choices=["table", "csv", "json", "parquet"], default="table")
+    s.add_argument("-o", "--output", help="write the result to this file instead of stdout")
+    s.add_argument("--max-rows", type=int, default=50, help="rows shown by --format table (default 50)")
+    s.set_defaults(func=commands.sql)
+
+    s = sub.add_parser("ingest", help="write every table of the traces as Parquet + _tracecols.json")
+    s.add_argument("sources", nargs="+", help="trace files")
+    s.add_argument("-o", "--output", required=True, help="output directory")
+    s.set_defaults(func=commands.ingest)
+    return p
+
+
+def main(argv=None):
+    args = _parser().parse_args(argv)
+    try:
+        return args.func(args) or 0
+    except TraceError as e:
+        print(f"tracecols: {e.line()}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("tracecols: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    except Exception as e:  # a bug of ours: still one line, with a way to get the traceback
+        if os.environ.get(_DEBUG):
+            raise
+        print(f"tracecols: internal error: {type(e).__name__}: {' '.join(str(e).split())} "
+              f"(set {_DEBUG}=1 for a traceback)", file=sys.stderr)
+        return 2
+
+
+def run():
+    sys.exit(main())

@@ -1,0 +1,121 @@
+"""The subcommands. Each takes the parsed arguments and prints or writes its result."""
+import json
+import os
+import sys
+import tempfile
+
+import polars as pl
+
+from ..errors import SourceIOError
+from ..trace import Trace, ingest as ingest_tables
+from ..trace import open as open_trace
+
+
+def _human_bytes(n):
+    if n is None:
+        return "?"
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if n < 1024 or unit == "TB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+
+
+def _human_ns(ns):
+    if ns is None:
+        return "?"
+    for unit, div in (("s", 1e9), ("ms", 1e6), ("µs", 1e3)):
+        if abs(ns) >= div:
+            return f"{ns / div:.3f} {unit}"
+    return f"{ns} ns"
+
+
+def info(args):
+    t = open_trace(args.source)
+    out = sys.stdout
+    for tr in t.sql("select * from traces order by trace_id").iter_rows(named=True):
+        meta = json.loads(tr["metadata"]) if tr["metadata"] else {}
+        out.write(f"file         {tr['path']}\n")
+        out.write(f"size         {_human_bytes(tr['size_bytes'])}{' (gzip)' if tr['gzip'] else ''}"
+                  f"   sha256 {tr['sha256'][:16]}…\n")
+        out.write(f"events       {tr['n_events']:,}\n")
+        out.write(f"time span    {_human_ns(tr['span_ns'])}   (first event at {tr['start_ns']} ns)\n")
+        rank = "unknown" if tr["rank"] is None else f"{tr['rank']} (from {tr['rank_source']})"
+        ws = "unknown" if tr["world_size"] is None else tr["world_size"]
+        out.write(f"rank         {rank}   world size {ws}   backend {tr['backend'] or '-'}\n")
+        out.write(f"schema       {tr['schema_version'] or '-'}\n")
+        devs = t.sql(f"select device, name, num_sms, total_global_mem_bytes from devices "
+                     f"where trace_id = {tr['trace_id']} order by device")
+        if devs.height:
+            names = devs.group_by("name", maintain_order=True).len()
+            desc = ", ".join(f"{r['len']}x {r['name'] or '(no name)'}" for r in names.iter_rows(named=True))
+            out.write(f"devices      {desc}\n")
+        else:
+            out.write("devices      none listed\n")
+        out.write(f"metadata     {', '.join(sorted(meta)) or '-'}\n")
+        if tr["warnings"]:
+            for w in tr["warnings"]:
+                out.write(f"warning      {w}\n")
+        cats = t.sql(f"""select coalesce(cat, '(none)') as cat, ph, count(*) as events,
+                                sum(dur_ns)::BIGINT as total_dur_ns
+                         from events where trace_id = {tr['trace_id']}
+                         group by all order by events desc""")
+        out.write("\nevents by category\n")
+        width = max([len(c) for c in cats["cat"]] + [8])
+        out.write(f"  {'category':<{width}}  ph  {'events':>10}  {'total duration':>16}\n")
+        for r in cats.iter_rows(named=True):
+            dur = _human_ns(r["total_dur_ns"]) if r["total_dur_ns"] is not None else ""
+            out.write(f"  {r['cat']:<{width}}  {r['ph'] or '-':<2}  {r['events']:>10,}  {dur:>16}\n")
+        out.write("\n")
+
+
+def sql(args):
+    t = open_trace(args.source)
+    df = t.sql(args.query)
+    if df is None:
+        return 0
+    fmt = args.format
+    if fmt == "parquet" and not args.output:
+        raise SourceIOError("-o", "--format parquet needs -o FILE")
+    if args.output:
+        _write_atomic(df, args.output, fmt)
+        return 0
+    if fmt == "table":
+        with pl.Config(tbl_rows=args.max_rows, tbl_cols=-1, fmt_str_lengths=80, tbl_width_chars=200):
+            print(df)
+    elif fmt == "csv":
+        sys.stdout.write(df.write_csv())
+    elif fmt == "json":
+        sys.stdout.write(df.write_ndjson())
+    return 0
+
+
+def _write_atomic(df, path, fmt):
+    d = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=d, prefix=".tracecols-", suffix=".tmp")
+    os.close(fd)
+    try:
+        if fmt == "parquet":
+            df.write_parquet(tmp, compression="zstd")
+        elif fmt == "csv":
+            df.write_csv(tmp)
+        elif fmt == "json":
+            df.write_ndjson(tmp)
+        else:
+            with pl.Config(tbl_rows=-1, tbl_cols=-1, fmt_str_lengths=1000, tbl_width_chars=10000):
+                with open(tmp, "w") as f:
+                    f.write(str(df) + "\n")
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+def ingest(args):
+    tables, inputs = ingest_tables(args.sources)
+    t = Trace(tables, inputs, origin=", ".join(args.sources))
+    out = t.save(args.output)
+    n = t.sql("select count(*) as n from events")["n"][0]
+    print(f"tracecols: wrote {len(t.tables)} tables ({n:,} events from {len(inputs)} trace(s)) to {out}",
+          file=sys.stderr)
+    return 0
+

@@ -1,0 +1,63 @@
+"""A DuckDB connection over a set of Arrow tables or Parquet files, with the sql/ views on top."""
+import duckdb
+import pyarrow as pa
+
+from ..errors import QueryError
+from . import sqlfiles
+
+
+class Engine:
+    """Registers base tables (Arrow tables, or Parquet paths) and defines every sql/ view over them."""
+
+    def __init__(self, tables, origin="<trace>"):
+        self.origin = origin
+        self.con = duckdb.connect(config={"enable_external_access": True})
+        self.base = {}
+        for name, t in tables.items():
+            if isinstance(t, pa.Table):
+                self.con.register(name, t)
+            else:
+                self.con.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet({_sql_str(t)})")
+            self.base[name] = t
+        files = sqlfiles.load_all()
+        self.views = []
+        for name in sqlfiles.ordered(files, set(tables)):
+            if name in tables:
+                continue
+            self.con.execute(files[name][0])
+            self.views.append(name)
+
+    @property
+    def names(self):
+        return list(self.base) + self.views
+
+    def _run(self, query):
+        try:
+            return self.con.sql(query)
+        except duckdb.Error as e:
+            raise QueryError(self.origin, str(e)) from None
+
+    def polars(self, query):
+        rel = self._run(query)
+        return rel.pl() if rel is not None else None
+
+    def arrow(self, query):
+        rel = self._run(query)
+        if rel is None:
+            return None
+        out = rel.arrow()
+        return out.read_all() if hasattr(out, "read_all") else out
+
+    def table(self, name):
+        t = self.base.get(name)
+        if isinstance(t, pa.Table):
+            return t
+        if name not in self.names:
+            raise QueryError(self.origin, f"no table named {name!r}; tables: {', '.join(self.names)}")
+        return self.arrow(f"SELECT * FROM {name}")
+
+
+def _sql_str(v):
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(_sql_str(x) for x in v) + "]"
+    return "'" + str(v).replace("'", "''") + "'"

@@ -1,0 +1,47 @@
+"""The exception kinds tracecols raises; the CLI turns each into one stderr line and exit code 2."""
+
+
+class TraceError(Exception):
+    """Base of every error tracecols reports to a user."""
+
+    kind = "error"
+
+    def __init__(self, path, message, offset=None):
+        self.path = str(path)
+        self.offset = offset
+        self.message = " ".join(str(message).split())
+        super().__init__(self.line())
+
+    def line(self):
+        where = self.path if self.offset is None else f"{self.path} (near byte {self.offset})"
+        return f"{where}: {self.kind}: {self.message}"
+
+
+class NotATrace(TraceError):
+    """The file is valid data of another kind (rocprof, Execution Trace, …)."""
+
+    kind = "not a PyTorch profiler trace"
+
+
+class Malformed(TraceError):
+    """The file looked like a trace but its bytes are not valid JSON / gzip."""
+
+    kind = "malformed trace"
+
+
+class Unsupported(TraceError):
+    """Valid input that tracecols does not handle."""
+
+    kind = "unsupported"
+
+
+class SourceIOError(TraceError):
+    """The input could not be opened or read."""
+
+    kind = "cannot read"
+
+
+class QueryError(TraceError):
+    """A SQL query failed."""
+
+    kind = "query failed"

@@ -1,0 +1,26 @@
+"""The `events` table: raw batches plus trace_id, rank, normalised `cat` and `end_ns`."""
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..read.schema import RAW_SCHEMA
+from .categories import normalise_array
+
+
+def events_table(batches, trace_id, rank):
+    """Arrow table `events` from the reader's RecordBatches of one trace."""
+    raw = pa.Table.from_batches(batches, schema=RAW_SCHEMA).combine_chunks() if batches else RAW_SCHEMA.empty_table()
+    n = raw.num_rows
+    cat = normalise_array(raw.column("cat_raw")) if n else pa.array([], pa.string())
+    end = pc.add(raw.column("ts_ns"), raw.column("dur_ns"))
+    cols = [pa.array([trace_id] * n, pa.int32()), pa.array([rank] * n, pa.int32())]
+    names = ["trace_id", "rank"]
+    for f in RAW_SCHEMA:
+        if f.name == "cat_raw":
+            cols.append(cat)
+            names.append("cat")
+        cols.append(raw.column(f.name))
+        names.append(f.name)
+        if f.name == "dur_ns":
+            cols.append(end)
+            names.append("end_ns")
+    return pa.Table.from_arrays(cols, names=names)

@@ -1,0 +1,1 @@
+"""Layer 1: open files and URLs, stream Kineto JSON into Arrow batches, read Execution Traces."""

@@ -1,0 +1,265 @@
+"""Turn a list of parsed event dicts into one Arrow RecordBatch of RAW_SCHEMA.
+
+Events of one kind share their key layout (a kernel always has the same args keys), so
+a batch is split into groups by (event keys, args keys) and each group is converted by
+pyarrow in C++ with a struct type of exactly the keys it has. Per group, not per event,
+we then know which keys fall outside the schema (kept in `args`/`extra` as JSON text).
+
+The struct types make pyarrow raise rather than coerce whenever a value would not
+survive exactly: integers go through decimal128(38, 0) (a fraction, bool or string
+raises), timestamps through decimal128(38, 3) (a sub-nanosecond fraction raises). When
+a group raises, it is redone column by column and, where a column raises too, value by
+value, with each value that does not fit kept verbatim in `args` / `extra`.
+"""
+import numpy as np
+import pyarrow as pa
+
+from . import jsontext
+from .schema import ARROW_KIND, PROMOTED, RAW_SCHEMA
+
+_INT = pa.decimal128(38, 0)
+_TIME = pa.decimal128(38, 3)
+_FLOAT = pa.decimal128(38, 18)
+_I64_MIN, _I64_MAX = -(1 << 63), (1 << 63) - 1
+
+# Core fields: event key -> (column, kind). "id" kinds also fill a `<column>_str` column.
+_CORE = {"ph": ("ph", "str"), "cat": ("cat_raw", "str"), "name": ("name", "str"),
+         "pid": ("pid", "id"), "tid": ("tid", "id"), "ts": ("ts_ns", "time"),
+         "dur": ("dur_ns", "time"), "id": ("flow_id", "id"), "bp": ("bp", "str"), "s": ("scope", "str")}
+_PROMO = {key: (col, kind) for key, col, kind in PROMOTED}
+_FAST = {"str": pa.string(), "id": _INT, "time": _TIME, "int": _INT, "float": _FLOAT,
+         "strlist": pa.list_(pa.string()), "intlist": pa.list_(_INT), "dims": pa.list_(pa.list_(_INT))}
+_FINAL = dict(ARROW_KIND, id=pa.int64(), time=pa.int64())
+_COLUMNS = [f.name for f in RAW_SCHEMA][1:]  # all but uid
+_SMALL_GROUP = 32
+_CONVERT_ERRORS = (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError, ValueError)
+
+
+class _Overflow(Exception):
+    pass
+
+
+def _dec_to_int64(arr):
+    """decimal128 array -> int64 array of its unscaled values; raises _Overflow beyond int64."""
+    if len(arr) == 0:
+        return pa.array([], pa.int64())
+    words = np.frombuffer(arr.buffers()[1], dtype=np.int64)[2 * arr.offset: 2 * (arr.offset + len(arr))]
+    lo, hi = words[0::2], words[1::2]
+    if arr.null_count:
+        valid = arr.is_valid().to_numpy(zero_copy_only=False)
+        if np.any((hi != (lo >> 63)) & valid):
+            raise _Overflow
+        return pa.array(lo, pa.int64(), mask=~valid)
+    if np.any(hi != (lo >> 63)):
+        raise _Overflow
+    return pa.array(lo, pa.int64())
+
+
+def _finish(arr, kind):
+    """Fast-path array -> the column's final Arrow type."""
+    if kind in ("int", "id", "time"):
+        return _dec_to_int64(arr)
+    if kind == "intlist":
+        return _list_of(arr, _dec_to_int64(arr.values))
+    if kind == "dims":
+        inner = arr.values
+        return _list_of(arr, _list_of(inner, _dec_to_int64(inner.values)))
+    return arr
+
+
+def _list_of(arr, values):
+    if arr.offset or len(arr.values) != len(values):
+        arr = pa.concat_arrays([arr])  # normalise slices so offsets index `values` directly
+    mask = arr.is_null() if arr.null_count else None
+    return pa.ListArray.from_arrays(arr.offsets, values, mask=mask)
+
+
+def _fits(v, kind):
+    """Whether value v survives exactly in a column of this kind (the slow path's test)."""
+    t = type(v)
+    if kind in ("int", "id"):
+        return t is int and _I64_MIN <= v <= _I64_MAX
+    if kind == "str":
+        return t is str
+    if kind == "time":
+        return _ns(v) is not None
+    if kind == "float":
+        return t.__name__ == "Decimal" and _converts(v, _FLOAT)
+    if kind == "strlist":
+        return t is list and all(type(x) is str for x in v)
+    if kind == "intlist":
+        return t is list and all(_fits(x, "int") for x in v)
+    if kind == "dims":
+        return t is list and all(_fits(x, "intlist") for x in v)
+    return False
+
+
+def _ns(v):
+    if type(v) is int:
+        x = v * 1000
+    elif type(v).__name__ == "Decimal" and v.is_finite() and int(v.scaleb(3)) == v.scaleb(3):
+        x = int(v.scaleb(3))
+    else:
+        return None
+    return x if _I64_MIN <= x <= _I64_MAX else None
+
+
+def _converts(v, typ):
+    try:
+        pa.array([v], typ)
+        return True
+    except _CONVERT_ERRORS:
+        return False
+
+
+def _column(values, kind, spill, key):
+    """Exact column from Python values; a value that does not fit goes to spill[i][key]."""
+    try:
+        return _finish(pa.array(values, _FAST[kind]), kind)
+    except _CONVERT_ERRORS + (_Overflow,):
+        pass
+    out = list(values)
+    for i, v in enumerate(out):
+        if v is not None and not _fits(v, kind):
+            spill.setdefault(i, {})[key] = v
+            out[i] = None
+    if kind == "time":
+        return pa.array([None if v is None else _ns(v) for v in out], pa.int64())
+    return _finish(pa.array(out, _FAST[kind]), kind)
+
+
+def _id_strings(values, nums, spill, key):
+    """pid/tid/id written as strings: keep the text; a canonical decimal string also gets its int."""
+    strs = [v if type(v) is str else None for v in values]
+    if not any(s is not None for s in strs):
+        return nums, None
+    ints = nums.to_pylist()
+    for i, s in enumerate(strs):
+        if s is not None:
+            spill.get(i, {}).pop(key, None)
+            if not spill.get(i, True):
+                del spill[i]
+            if s.isdigit() and (s == "0" or s[0] != "0") and len(s) < 19:
+                ints[i] = int(s)
+    return pa.array(ints, pa.int64()), pa.array(strs, pa.string())
+
+
+_struct_cache = {}
+
+
+def _struct(keys, table):
+    t = _struct_cache.get((keys, id(table)))
+    if t is None:
+        t = _struct_cache[(keys, id(table))] = pa.struct([(k, _FAST[table[k][1]]) for k in keys])
+    return t
+
+
+def _convert(dicts, keys, table, spill):
+    """({column: array}, fast) for `keys` (all in `table`) of `dicts`; exact, spilling what does not fit.
+    `fast` is False when some value needed the per-value path."""
+    try:
+        st = pa.array(dicts, type=_struct(keys, table))
+        return {table[k][0]: _finish(st.field(k), table[k][1]) for k in keys}, True
+    except _CONVERT_ERRORS + (_Overflow,):
+        return {table[k][0]: _column([d.get(k) for d in dicts], table[k][1], spill, k) for k in keys}, False
+
+
+def _group_columns(evs, ekeys, akeys, mixed):
+    """All columns but uid for one group of events, as {name: array}; plus spilled JSON."""
+    n = len(evs)
+    extra, rest = {}, {}
+    core_keys = tuple(k for k in ekeys if k in _CORE)
+    cols, exact = _convert(evs, core_keys, _CORE, extra)
+    for key, (col, kind) in _CORE.items():
+        if kind == "id" and col in cols and not exact:
+            cols[col], strs = _id_strings([e.get(key) for e in evs], cols[col], extra, key)
+            if strs is not None:
+                cols[col + "_str"] = strs
+    args = [e.get("args") for e in evs]
+    if akeys is not None:
+        for i, a in enumerate(args):
+            if type(a) is not dict:
+                if a is not None:
+                    extra.setdefault(i, {})["args"] = a
+                args[i] = {}
+            elif not a:  # "args": {} is kept as such, so that it round-trips
+                rest[i] = {}
+        promo_keys = tuple(k for k in akeys if k in _PROMO)
+        cols.update(_convert(args, promo_keys, _PROMO, rest)[0])
+        if mixed:
+            for i, a in enumerate(args):
+                for k in a.keys() - _PROMO.keys():
+                    rest.setdefault(i, {})[k] = a[k]
+                for k, v in a.items():
+                    if v is None and k in _PROMO:
+                        rest.setdefault(i, {})[k] = None
+        else:
+            others = [k for k in akeys if k not in _PROMO]
+            if others:
+                for i, a in enumerate(args):
+                    r = rest.setdefault(i, {})
+                    for k in others:
+                        r[k] = a[k]
+            for k in promo_keys:  # a null from the fast path was a JSON null in the trace
+                col = cols[_PROMO[k][0]]
+                if col.null_count:
+                    for i in np.flatnonzero(col.is_null().to_numpy(zero_copy_only=False)):
+                        if args[i][k] is None:
+                            rest.setdefault(int(i), {})[k] = None
+    if mixed:
+        for i, e in enumerate(evs):
+            for k in e.keys() - _CORE.keys() - {"args"}:
+                extra.setdefault(i, {})[k] = e[k]
+    else:
+        others = [k for k in ekeys if k not in _CORE and (k != "args" or akeys is None)]
+        if others:
+            for i, e in enumerate(evs):
+                d = extra.setdefault(i, {})
+                for k in others:
+                    d[k] = e[k]
+    cols["args"] = _json_column(rest, n)
+    cols["extra"] = _json_column(extra, n)
+    return [cols.get(c) if c in cols else pa.nulls(n, RAW_SCHEMA.field(c).type) for c in _COLUMNS]
+
+
+def _json_column(by_index, n):
+    if not by_index:
+        return pa.nulls(n, pa.string())
+    out = [None] * n
+    for i, d in by_index.items():
+        out[i] = jsontext.dumps(d)
+    return pa.array(out, pa.string())
+
+
+def build_batch(events, uid0):
+    """RecordBatch of RAW_SCHEMA for `events` (a list of parsed dicts), uids from uid0."""
+    n = len(events)
+    groups = {}
+    for i, e in enumerate(events):
+        a = e.get("args")
+        sig = (tuple(e), tuple(a) if type(a) is dict else None)
+        g = groups.get(sig)
+        if g is None:
+            groups[sig] = [i]
+        else:
+            g.append(i)
+    parts, order, misc = [], [], []
+    for (ekeys, akeys), idx in groups.items():
+        if len(idx) < _SMALL_GROUP and len(groups) > 1:
+            misc.extend(idx)
+            continue
+        parts.append(_group_columns([events[i] for i in idx], ekeys, akeys, mixed=False))
+        order.append(idx)
+    if misc:
+        misc.sort()
+        evs = [events[i] for i in misc]
+        ekeys = tuple(dict.fromkeys(k for e in evs for k in e))
+        akeys = tuple(dict.fromkeys(k for e in evs if type(e.get("args")) is dict for k in e["args"]))
+        parts.append(_group_columns(evs, ekeys, akeys, mixed=True))
+        order.append(misc)
+    uid = pa.array(np.arange(uid0, uid0 + n, dtype=np.int64))
+    if len(parts) == 1:
+        return pa.RecordBatch.from_arrays([uid] + parts[0], schema=RAW_SCHEMA)
+    cols = [pa.concat_arrays([p[j] for p in parts]) for j in range(len(_COLUMNS))]
+    inverse = pa.array(np.argsort(np.concatenate([np.asarray(o, dtype=np.int64) for o in order]), kind="stable"))
+    return pa.RecordBatch.from_arrays([uid] + [c.take(inverse) for c in cols], schema=RAW_SCHEMA)

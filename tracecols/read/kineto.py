@@ -1,0 +1,205 @@
+"""Stream a Kineto / Chrome-trace JSON file into Arrow record batches of RAW_SCHEMA.
+
+One pass of ijson's C backend over `traceEvents`, with every other top-level key kept
+wherever it sits: keys before `traceEvents` are read by a short token walk of the head,
+keys after it from the bytes that follow the last event.
+"""
+import gc
+import json
+import re
+import sys
+from decimal import Decimal
+
+import ijson
+import pyarrow as pa
+
+from ..errors import Malformed, NotATrace
+from . import jsontext
+from .batch import build_batch
+from .schema import RAW_SCHEMA
+from .source import GZIP_ERRORS, Source
+
+CHUNK = 1 << 16
+BATCH = 1 << 16
+_warned_backend = False
+
+
+def _ijson():
+    """ijson with the C backend when it is there (it is ~10x faster); says once when it is not."""
+    global _warned_backend
+    try:
+        return ijson.get_backend("yajl2_c")
+    except Exception:
+        if not _warned_backend:
+            print("tracecols: ijson's C backend (yajl2_c) is unavailable; parsing with the slower "
+                  f"'{ijson.backend}' backend", file=sys.stderr)
+            _warned_backend = True
+        return ijson
+
+
+def _one_line(e):
+    msg = e.args[0] if e.args else str(e)
+    if isinstance(msg, bytes):
+        msg = msg.decode("utf-8", "replace")
+    return " ".join(str(msg).split("\n")[0].split())
+
+
+# ---------------------------------------------------------------------------------------
+# The head: top-level keys before traceEvents.
+
+_OTHER_FORMATS = {
+    "rocprofiler-sdk-tool": "it is a rocprofiler-sdk JSON file (rocprof), not a Kineto trace",
+    "nodes": "it is a PyTorch Execution Trace (has 'nodes'); read it with `tracecols link --et`",
+}
+
+
+def read_head(src):
+    """Return (form, metadata) where form is 'object' or 'array' (a bare Chrome-trace event list)."""
+    be = _ijson()
+    with src.stream() as f:
+        try:
+            first = f.read(1 << 12).lstrip()[:1]
+        except GZIP_ERRORS as e:
+            raise Malformed(src.path, f"corrupt gzip data: {_one_line(e)}", offset=0) from None
+        if first == b"[":
+            return "array", {}
+        if first != b"{":
+            what = "empty" if not first else f"starts with {first!r}, not a JSON object or array"
+            raise Malformed(src.path, f"not JSON: {what}", offset=0)
+    meta = {}
+    builder, key, depth = None, None, 0
+    with src.stream() as f:
+        try:
+            for prefix, event, value in be.parse(f, buf_size=CHUNK):
+                if builder is not None:
+                    builder.event(event, value)
+                    if event in ("start_map", "start_array"):
+                        depth += 1
+                    elif event in ("end_map", "end_array"):
+                        depth -= 1
+                    if depth == 0:
+                        meta[key] = builder.value
+                        builder = None
+                    continue
+                if prefix == "" and event == "map_key":
+                    if value == "traceEvents":
+                        return "object", meta
+                    if value in _OTHER_FORMATS and (value != "nodes" or "schema" in meta):
+                        raise NotATrace(src.path, _OTHER_FORMATS[value])
+                    key, depth = value, 0
+                    builder = ijson.ObjectBuilder()
+        except ijson.JSONError as e:
+            raise Malformed(src.path, f"invalid JSON before traceEvents: {_one_line(e)}") from None
+        except GZIP_ERRORS as e:
+            raise Malformed(src.path, f"corrupt gzip data: {_one_line(e)}") from None
+    raise NotATrace(src.path, "no 'traceEvents' array (top-level keys: "
+                    + (", ".join(list(meta)[:8]) or "none") + ")")
+
+
+_TAIL_START = re.compile(rb"\]\s*(?=[,}])")
+
+
+def parse_tail(region):
+    """Top-level keys after the traceEvents array, from the bytes that follow the last event.
+
+    `region` starts somewhere inside or before the last event. The true end of the array is
+    the leftmost ']' whose remainder is a complete JSON object body running to EOF; a ']'
+    inside an event leaves that event's closing braces unbalanced, so it never qualifies.
+    """
+    for m in _TAIL_START.finditer(region):
+        rest = region[m.end():].lstrip()
+        body = b"{" + rest[1:] if rest[:1] == b"," else rest
+        try:
+            obj = json.loads(body, parse_float=Decimal)
+        except ValueError:
+            continue
+        if isinstance(obj, dict) and "traceEvents" not in obj:
+            return obj
+    return None
+
+
+# ---------------------------------------------------------------------------------------
+# The events.
+
+
+
+class _Tap:
+    """Reader between the decompressed stream and ijson: counts bytes for error offsets and
+    keeps the chunks read since the last event was parsed (where the tail keys are)."""
+
+    def __init__(self, f):
+        self.f = f
+        self.offset = 0
+        self.n = 0
+        self.mark = 0
+        self.recent = []
+
+    def read(self, size=-1):
+        b = self.f.read(size)
+        self.offset += len(b)
+        # the last event ended in chunk mark-1: older chunks can hold no tail key
+        self.recent = [(i, c) for i, c in self.recent if i >= self.mark - 1]
+        self.recent.append((self.n, b))
+        self.n += 1
+        return b
+
+    def tail_bytes(self):
+        return b"".join(c for i, c in self.recent if i >= self.mark - 1)
+
+
+def read_events(src, form, on_batch, batch_size=BATCH):
+    """Stream the events of `src` (a Source) to `on_batch(RecordBatch)`; returns (n_events, tail_meta)."""
+    be = _ijson()
+    prefix = "item" if form == "array" else "traceEvents.item"
+    held, uid = [], 0
+    gc_was = gc.isenabled()
+    gc.disable()  # the collector would walk every parsed dict of the batch, again and again
+    try:
+        with src.stream(hashed=True) as f:
+            tap = _Tap(f)
+            try:
+                for e in be.items(tap, prefix, buf_size=CHUNK):
+                    held.append(e)
+                    tap.mark = tap.n
+                    if len(held) >= batch_size:
+                        on_batch(build_batch(held, uid))
+                        uid += len(held)
+                        held = []
+            except ijson.JSONError as e:
+                what = _one_line(e)
+                if "premature EOF" in what or "incomplete" in what.lower():
+                    what = "unexpected end of file (truncated trace?)"
+                raise Malformed(src.path, what, offset=tap.offset) from None
+            except GZIP_ERRORS as e:
+                raise Malformed(src.path, f"corrupt gzip data: {_one_line(e)}", offset=tap.offset) from None
+        if held:
+            on_batch(build_batch(held, uid))
+            uid += len(held)
+    finally:
+        if gc_was:
+            gc.enable()
+    tail = {}
+    if form == "object":
+        if uid == 0:
+            with src.stream() as f:
+                doc = json.loads(f.read(), parse_float=Decimal)
+            tail = {k: v for k, v in doc.items() if k != "traceEvents"}
+        else:
+            tail = parse_tail(tap.tail_bytes()) or {}
+    return uid, tail
+
+
+def read_trace(path, on_batch, batch_size=BATCH):
+    """Read one trace file. Returns a dict: path, form, metadata (all top-level keys), n_events, sha256, size."""
+    src = Source(path)
+    form, head = read_head(src)
+    n, tail = read_events(src, form, on_batch, batch_size)
+    meta = dict(head)
+    meta.update(tail)
+    return {"path": src.path, "form": form, "metadata": meta, "n_events": n,
+            "sha256": src.sha256, "size": src._hasher.nbytes if src._hasher else src.size,
+            "gzip": src.gzip}
+
+
+def empty_batch():
+    return pa.RecordBatch.from_arrays([pa.array([], f.type) for f in RAW_SCHEMA], schema=RAW_SCHEMA)

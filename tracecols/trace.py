@@ -1,0 +1,81 @@
+"""`tracecols.open(...)` -> Trace: the tables of one or more trace files, queryable with SQL."""
+import os
+from pathlib import Path
+
+import pyarrow as pa
+
+from .engine.connection import Engine
+from .errors import SourceIOError
+from .model.events import events_table
+from .model.traces import detect_rank, devices_table, traces_table
+from .read.kineto import read_trace
+from .store import parquet
+from .version import SCHEMA_VERSION, __version__
+
+BASE_TABLES = ("traces", "events", "devices")
+
+
+def ingest(paths):
+    """Read trace files into the base tables: {name: Arrow table}, plus the input descriptions."""
+    parts = {name: [] for name in BASE_TABLES}
+    inputs = []
+    for trace_id, path in enumerate(paths):
+        batches = []
+        info = read_trace(path, batches.append)
+        rank, source = detect_rank(path, info["metadata"])
+        events = events_table(batches, trace_id, rank)
+        del batches
+        parts["events"].append(events)
+        parts["traces"].append(traces_table(trace_id, info, events, rank, source))
+        parts["devices"].append(devices_table(trace_id, info["metadata"]))
+        inputs.append({"path": info["path"], "size": info["size"], "sha256": info["sha256"]})
+    tables = {name: pa.concat_tables(ts) if len(ts) > 1 else ts[0] for name, ts in parts.items()}
+    return tables, inputs
+
+
+class Trace:
+    """The tables of one or more traces. `sql()` answers with polars, `table()` with Arrow."""
+
+    def __init__(self, tables, inputs, origin):
+        self.inputs = inputs
+        self.origin = origin
+        self._engine = Engine(tables, origin=origin)
+
+    @property
+    def tables(self):
+        """Names of every table and view that can be queried."""
+        return self._engine.names
+
+    def sql(self, query):
+        """Run DuckDB SQL over the trace's tables; returns a polars DataFrame."""
+        return self._engine.polars(query)
+
+    def table(self, name):
+        """One table or view, as an Arrow table."""
+        return self._engine.table(name)
+
+    def save(self, out_dir):
+        """Write every table as Parquet (zstd) plus _tracecols.json, atomically."""
+        tables = {name: self.table(name) for name in self.tables}
+        manifest = {"tracecols_version": __version__, "schema_version": SCHEMA_VERSION,
+                    "inputs": self.inputs, "tables": sorted(tables)}
+        return parquet.write_dir(out_dir, tables, manifest)
+
+    def __repr__(self):
+        return f"<tracecols.Trace {self.origin}: {', '.join(self.tables)}>"
+
+
+def open(*paths):  # noqa: A001 - the public name is tracecols.open
+    """Open trace files (local or fsspec URLs, .json or .json.gz), or a directory written by save()/ingest."""
+    if not paths:
+        raise TypeError("tracecols.open() needs at least one path")
+    if len(paths) == 1 and os.path.isdir(str(paths[0])):
+        d = Path(paths[0])
+        manifest = parquet.read_manifest(d)
+        if manifest is None:
+            raise SourceIOError(d, "is a directory without _tracecols.json (not a tracecols output)")
+        files = parquet.table_files(d)
+        base = {name: files[name] for name in files}
+        return Trace(base, manifest.get("inputs", []), origin=str(d))
+    tables, inputs = ingest([str(p) for p in paths])
+    return Trace(tables, inputs, origin=", ".join(str(p) for p in paths))
