@@ -7,4 +7,5 @@
 CREATE OR REPLACE VIEW counters AS
 SELECT trace_id, rank, uid, name, cat, pid, tid, ts_ns, args
 FROM events
-WHERE ph = 'C';
+WHERE ph = 'C'
+ORDER BY trace_id, uid;

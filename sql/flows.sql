@@ -42,4 +42,5 @@ FULL OUTER JOIN e
 LEFT JOIN t
   ON t.trace_id = coalesce(s.trace_id, e.trace_id) AND t.cat_raw IS NOT DISTINCT FROM coalesce(s.cat_raw, e.cat_raw)
  AND t.flow_id IS NOT DISTINCT FROM coalesce(s.flow_id, e.flow_id)
- AND t.flow_id_str IS NOT DISTINCT FROM coalesce(s.flow_id_str, e.flow_id_str);
+ AND t.flow_id_str IS NOT DISTINCT FROM coalesce(s.flow_id_str, e.flow_id_str)
+ORDER BY trace_id, coalesce(src_uid, dst_uid), dst_uid;

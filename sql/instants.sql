@@ -11,4 +11,5 @@ CREATE OR REPLACE VIEW instants AS
 SELECT trace_id, rank, uid, name, cat, pid, tid, ts_ns, scope,
        bytes, total_allocated_bytes, total_reserved_bytes, addr, device_type, device_id, args
 FROM events
-WHERE ph IN ('i', 'I');
+WHERE ph IN ('i', 'I')
+ORDER BY trace_id, uid;

@@ -108,7 +108,7 @@ def parse_tail(region):
     """
     for m in _TAIL_START.finditer(region):
         rest = region[m.end():].lstrip()
-        body = b"{" + rest[1:] if rest[:1] == b"," else rest
+        body = b"{" + (rest[1:] if rest[:1] == b"," else rest)
         try:
             obj = json.loads(body, parse_float=Decimal)
         except ValueError:
