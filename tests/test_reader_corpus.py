@@ -22,12 +22,11 @@ def test_every_event_round_trips_exactly(path):
     mismatches = [(i, e) for i, (r, e) in enumerate(zip(rows, ref_events)) if restore_event(r) != e]
     assert not mismatches, f"{len(mismatches)} events differ, first: {mismatches[0]}"
     assert info["metadata"] == ref_meta
+    _core_columns_equal_the_reference(path, ref_events)
 
 
-@pytest.mark.parametrize("path", kineto_files(), ids=short)
-def test_core_columns_equal_the_reference(path):
-    """ph, cat_raw, name, pid, tid, ts_ns, dur_ns straight from the columns (not via restore)."""
-    ref_events, _ = load(path)
+def _core_columns_equal_the_reference(path, ref_events):
+    """ph, cat_raw, name, pid, tid, ts_ns, dur_ns straight from the public table (not via restore)."""
     t = tracecols.open(path).table("events")
     cols = {c: t.column(c).to_pylist() for c in ("ph", "cat_raw", "name", "pid", "tid", "pid_str", "tid_str",
                                                    "ts_ns", "dur_ns")}
