@@ -17,7 +17,7 @@ def test_every_event_round_trips_exactly(path):
     # Small batches so that every trace crosses batch boundaries and mixes event groups.
     info = read_trace(path, batches.append, batch_size=2048)
     assert info["n_events"] == len(ref_events)
-    rows = [r for b in batches for r in b.to_pylist()]
+    rows = sorted((r for b in batches for r in b.to_pylist()), key=lambda r: r["uid"])
     assert [r["uid"] for r in rows] == list(range(len(ref_events)))
     mismatches = [(i, e) for i, (r, e) in enumerate(zip(rows, ref_events)) if restore_event(r) != e]
     assert not mismatches, f"{len(mismatches)} events differ, first: {mismatches[0]}"
@@ -27,7 +27,7 @@ def test_every_event_round_trips_exactly(path):
 
 def _core_columns_equal_the_reference(path, ref_events):
     """ph, cat_raw, name, pid, tid, ts_ns, dur_ns straight from the public table (not via restore)."""
-    t = tracecols.open(path).table("events")
+    t = tracecols.open(path).table("events").sort_by("uid")
     cols = {c: t.column(c).to_pylist() for c in ("ph", "cat_raw", "name", "pid", "tid", "pid_str", "tid_str",
                                                    "ts_ns", "dur_ns")}
     for i, e in enumerate(ref_events):

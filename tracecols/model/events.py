@@ -8,7 +8,7 @@ from .categories import normalise_array
 
 def events_table(batches, trace_id, rank):
     """Arrow table `events` from the reader's RecordBatches of one trace."""
-    raw = pa.Table.from_batches(batches, schema=RAW_SCHEMA).combine_chunks() if batches else RAW_SCHEMA.empty_table()
+    raw = pa.Table.from_batches(batches, schema=RAW_SCHEMA) if batches else RAW_SCHEMA.empty_table()
     n = raw.num_rows
     cat = normalise_array(raw.column("cat_raw")) if n else pa.array([], pa.string())
     end = pc.add(raw.column("ts_ns"), raw.column("dur_ns"))

@@ -219,21 +219,25 @@ def _group_columns(evs, ekeys, akeys, mixed):
                     d[k] = e[k]
     cols["args"] = _json_column(rest, n)
     cols["extra"] = _json_column(extra, n)
-    return [cols.get(c) if c in cols else pa.nulls(n, RAW_SCHEMA.field(c).type) for c in _COLUMNS]
+    return [cols[c] if c in cols else _nulls(RAW_SCHEMA.field(c).type, n) for c in _COLUMNS]
 
 
 def _json_column(by_index, n):
     if not by_index:
-        return pa.nulls(n, pa.string())
+        return _nulls(pa.string(), n)
     out = [None] * n
     for i, d in by_index.items():
         out[i] = jsontext.dumps(d)
     return pa.array(out, pa.string())
 
 
-def build_batch(events, uid0):
-    """RecordBatch of RAW_SCHEMA for `events` (a list of parsed dicts), uids from uid0."""
-    n = len(events)
+def build_batches(events, uid0):
+    """RecordBatches of RAW_SCHEMA for `events` (a list of parsed dicts), uids from uid0.
+
+    One batch per group of events with the same key layout (small groups share one), so
+    that the columns a group does not use are all-null and cost no memory (see _nulls);
+    rows are therefore grouped by kind, not in uid order.
+    """
     groups = {}
     for i, e in enumerate(events):
         a = e.get("args")
@@ -243,23 +247,45 @@ def build_batch(events, uid0):
             groups[sig] = [i]
         else:
             g.append(i)
-    parts, order, misc = [], [], []
+    out, misc = [], []
     for (ekeys, akeys), idx in groups.items():
         if len(idx) < _SMALL_GROUP and len(groups) > 1:
             misc.extend(idx)
             continue
-        parts.append(_group_columns([events[i] for i in idx], ekeys, akeys, mixed=False))
-        order.append(idx)
+        out.append(_batch([events[i] for i in idx], idx, uid0, ekeys, akeys, mixed=False))
     if misc:
         misc.sort()
         evs = [events[i] for i in misc]
         ekeys = tuple(dict.fromkeys(k for e in evs for k in e))
         akeys = tuple(dict.fromkeys(k for e in evs if type(e.get("args")) is dict for k in e["args"]))
-        parts.append(_group_columns(evs, ekeys, akeys, mixed=True))
-        order.append(misc)
-    uid = pa.array(np.arange(uid0, uid0 + n, dtype=np.int64))
-    if len(parts) == 1:
-        return pa.RecordBatch.from_arrays([uid] + parts[0], schema=RAW_SCHEMA)
-    cols = [pa.concat_arrays([p[j] for p in parts]) for j in range(len(_COLUMNS))]
-    inverse = pa.array(np.argsort(np.concatenate([np.asarray(o, dtype=np.int64) for o in order]), kind="stable"))
-    return pa.RecordBatch.from_arrays([uid] + [c.take(inverse) for c in cols], schema=RAW_SCHEMA)
+        out.append(_batch(evs, misc, uid0, ekeys, akeys, mixed=True))
+    return out
+
+
+def _batch(evs, idx, uid0, ekeys, akeys, mixed):
+    uid = pa.array(np.asarray(idx, dtype=np.int64) + uid0)
+    return pa.RecordBatch.from_arrays([uid] + _group_columns(evs, ekeys, akeys, mixed), schema=RAW_SCHEMA)
+
+
+_zeros = pa.py_buffer(b"")
+
+
+def _zero_buffer(nbytes):
+    """A shared, read-only buffer of zeros at least `nbytes` long (grown on demand)."""
+    global _zeros
+    if _zeros.size < nbytes:
+        _zeros = pa.py_buffer(bytes(max(nbytes, 2 * _zeros.size)))
+    return _zeros
+
+
+def _nulls(typ, n):
+    """An all-null array whose buffers all point into one shared zero buffer: no memory per column."""
+    if pa.types.is_string(typ):
+        return pa.Array.from_buffers(typ, n, [_zero_buffer((n + 7) // 8), _zero_buffer(4 * (n + 1)), _zero_buffer(0)],
+                                     null_count=n)
+    if pa.types.is_list(typ):
+        child = _nulls(typ.value_type, 0)
+        return pa.Array.from_buffers(typ, n, [_zero_buffer((n + 7) // 8), _zero_buffer(4 * (n + 1))],
+                                     null_count=n, children=[child])
+    width = typ.bit_width // 8
+    return pa.Array.from_buffers(typ, n, [_zero_buffer((n + 7) // 8), _zero_buffer(width * n)], null_count=n)

@@ -15,12 +15,12 @@ import pyarrow as pa
 
 from ..errors import Malformed, NotATrace
 from . import jsontext
-from .batch import build_batch
+from .batch import build_batches
 from .schema import RAW_SCHEMA
 from .source import GZIP_ERRORS, Source
 
 CHUNK = 1 << 16
-BATCH = 1 << 16
+BATCH = 1 << 15
 _warned_backend = False
 
 
@@ -162,7 +162,8 @@ def read_events(src, form, on_batch, batch_size=BATCH):
                     held.append(e)
                     tap.mark = tap.n
                     if len(held) >= batch_size:
-                        on_batch(build_batch(held, uid))
+                        for b in build_batches(held, uid):
+                            on_batch(b)
                         uid += len(held)
                         held = []
             except ijson.JSONError as e:
@@ -173,7 +174,8 @@ def read_events(src, form, on_batch, batch_size=BATCH):
             except GZIP_ERRORS as e:
                 raise Malformed(src.path, f"corrupt gzip data: {_one_line(e)}", offset=tap.offset) from None
         if held:
-            on_batch(build_batch(held, uid))
+            for b in build_batches(held, uid):
+                on_batch(b)
             uid += len(held)
     finally:
         if gc_was:
