@@ -1,0 +1,89 @@
+"""The `tracecols` command as a user runs it: outputs, formats, and one-line errors with exit code 2."""
+import csv
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import polars as pl
+import pytest
+
+from conftest import CORPUS, DATA_TRACE
+
+EXE = shutil.which("tracecols") or os.path.join(os.path.dirname(sys.executable), "tracecols")
+
+
+def run(*args, **kw):
+    return subprocess.run([EXE, *map(str, args)], capture_output=True, text=True, **kw)
+
+
+def test_info_shows_the_trace():
+    r = run("info", DATA_TRACE)
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
+    assert "2,551" in out and "NVIDIA H100 80GB HBM3" in out and "python_function" in out
+    assert "baseTimeNanoseconds" in out  # a metadata key that sits after traceEvents in the file
+
+
+def test_sql_formats(tmp_path):
+    q = "select cat, count(*) as n from events group by 1 order by 2 desc, 1"
+    r = run("sql", DATA_TRACE, q, "--format", "csv")
+    assert r.returncode == 0, r.stderr
+    rows = list(csv.DictReader(io.StringIO(r.stdout)))
+    assert rows[0] == {"cat": "python_function", "n": "1385"}
+    r = run("sql", DATA_TRACE, q, "--format", "json")
+    assert json.loads(r.stdout.splitlines()[0]) == {"cat": "python_function", "n": 1385}
+    r = run("sql", DATA_TRACE, q)
+    assert "python_function" in r.stdout and "1385" in r.stdout
+    out = tmp_path / "r.parquet"
+    r = run("sql", DATA_TRACE, q, "--format", "parquet", "-o", out)
+    assert r.returncode == 0 and pl.read_parquet(out).row(0) == ("python_function", 1385)
+
+
+def test_ingest_writes_parquet_and_manifest(tmp_path):
+    out = tmp_path / "out"
+    r = run("ingest", DATA_TRACE, "-o", out)
+    assert r.returncode == 0, r.stderr
+    manifest = json.loads((out / "_tracecols.json").read_text())
+    assert {"events", "traces", "devices", "flows", "counters", "instants"} <= set(manifest["tables"])
+    assert pl.read_parquet(out / "events.parquet").height == 2551
+    r = run("sql", out, "select count(*) as n from events where cat = 'kernel'", "--format", "csv")
+    assert r.stdout.split() == ["n", "60"]
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temp dirs left
+
+
+@pytest.mark.parametrize("args,expect", [
+    (("info", "/no/such/trace.json"), "no such file"),
+    (("sql", DATA_TRACE, "selec 1"), "syntax error"),
+    (("sql", DATA_TRACE, "select * from nosuchtable"), "nosuchtable"),
+])
+def test_errors_are_one_line_exit_2(args, expect):
+    r = run(*args)
+    assert r.returncode == 2
+    assert r.stdout == ""
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and expect in lines[0].lower() and "Traceback" not in r.stderr
+
+
+@pytest.mark.corpus
+def test_not_a_trace_and_truncated_are_one_line(tmp_path):
+    r = run("info", CORPUS / "TraceLens/tests/rocprof/908_results.json.gz")
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "rocprof" in r.stderr
+    cut = tmp_path / "cut.json"
+    import gzip
+    cut.write_bytes(gzip.decompress(DATA_TRACE.read_bytes())[:100_000])
+    out = tmp_path / "out"
+    r = run("ingest", cut, "-o", out)
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
+    assert "truncated" in r.stderr and str(cut) in r.stderr
+    assert not out.exists() and list(tmp_path.iterdir()) == [cut]  # nothing half-written
+
+
+def test_sql_files_ship_inside_the_installed_package():
+    from tracecols.engine.sqlfiles import sql_dir
+    d = sql_dir()
+    assert (d / "flows.sql").is_file()
+    if os.environ.get("TRACECOLS_EXPECT_WHEEL") == "1":  # set by .ci/test, which installs non-editable
+        assert "site-packages" in str(d), d
