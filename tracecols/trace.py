@@ -7,12 +7,14 @@ import pyarrow as pa
 from .engine.connection import Engine
 from .errors import SourceIOError
 from .model.events import events_table
+from .model.kernels import build_kernels
+from .model.tree import build_slices
 from .model.traces import detect_rank, devices_table, traces_table
 from .read.kineto import read_trace
 from .store import parquet
 from .version import SCHEMA_VERSION, __version__
 
-BASE_TABLES = ("traces", "events", "devices")
+BASE_TABLES = ("traces", "events", "devices", "slices", "kernels")
 
 
 def ingest(paths):
@@ -26,6 +28,9 @@ def ingest(paths):
         events = events_table(batches, trace_id, rank)
         del batches
         parts["events"].append(events)
+        slices = build_slices(events)
+        parts["slices"].append(slices)
+        parts["kernels"].append(build_kernels(events, slices))
         parts["traces"].append(traces_table(trace_id, info, events, rank, source))
         parts["devices"].append(devices_table(trace_id, info["metadata"]))
         inputs.append({"path": info["path"], "size": info["size"], "sha256": info["sha256"]})

@@ -1,0 +1,156 @@
+"""The `kernels` table: device work (kernel, memcpy, memset) linked to the host call that launched it.
+
+Links, in order of preference (docs/tree.md):
+1. correlation: a host launch slice (cuda_runtime / cuda_driver, incl. hip and mtia runtime)
+   and the device event share `correlation` within one trace. The device event does not say
+   which host process launched it, so a correlation is used only when every launch slice
+   carrying it sits in one host process (trace_id, pid): ids of different processes never
+   link. Among several launch slices of that process with the id, the runtime call wins over
+   the driver call, then the earliest. A graph launch (cudaGraphLaunch / hipGraphLaunch)
+   owns every device event of its correlation.
+2. flow: an `ac2g` arrow whose start sits on a launch slice (same pid, tid, ts) and whose
+   finish sits on the device event (same pid, tid, ts) — used where 1. found nothing.
+"""
+import numpy as np
+import polars as pl
+import pyarrow as pa
+
+KERNEL_CATS = ("kernel", "gpu_memcpy", "gpu_memset")
+LAUNCH_CATS = ("cuda_runtime", "cuda_driver")
+
+KERNELS_SCHEMA = pa.schema([
+    ("trace_id", pa.int32()), ("rank", pa.int32()), ("uid", pa.int64()), ("cat", pa.string()),
+    ("name", pa.string()), ("pid", pa.int64()), ("tid", pa.int64()), ("device", pa.int64()),
+    ("stream", pa.int64()), ("correlation", pa.int64()), ("ts_ns", pa.int64()),
+    ("dur_ns", pa.int64()), ("end_ns", pa.int64()), ("kernel_class", pa.string()),
+    ("launch_uid", pa.int64()), ("link", pa.string()), ("launch_name", pa.string()),
+    ("launch_ts_ns", pa.int64()), ("launch_pid", pa.int64()), ("launch_tid", pa.int64()),
+    ("op_uid", pa.int64()), ("top_op_uid", pa.int64()), ("launcher_uid", pa.int64()),
+])
+
+# kernel_class by name, first match wins (lower-cased name; cat decides memcpy/memset first)
+_CLASSES = [
+    ("communication", r"nccl|rccl|cross_device_reduce|all_?reduce|all_?gather|reduce_?scatter|all_?to_?all"
+                      r"|c10d::|sendrecv|broadcast_?kernel"),
+    ("memcpy", r"^memcpy|^dma_|^copybuffer|^\[?memcpy"),
+    ("memset", r"^memset|^fillbuffer"),
+    ("attention", r"flash|fmha|attention|_attn|attn_|sdpa|mha_|paged_?attention|flashinfer|unified_attention"),
+    ("conv", r"conv|winograd|implicit_?gemm|igemm|wgrad|dgrad|fprop|cudnn::|miopensp|naive_conv"),
+    ("norm", r"norm|batch_?norm|layer_?norm|rms_?norm|group_?norm|welford|bn_fw|bn_bw|_bn_"),
+    ("gemm", r"gemm|gemv|cutlass|cublas|hipblas|matmul|_mm_|^mm_|xmma|wmma|nvjet|cijk_|tensile|"
+             r"sm\d+_.*(h|s|bf16|fp8)[0-9]*gemm|splitk|triton_tem|_mm$|bmm|sgemm|hgemm|ampere_|volta_|turing_|hopper_"),
+    ("reduction", r"reduce|reduction|softmax|sum_|_sum|mean|argmax|argmin|max_|min_|cub::|scan|topk|sort|"
+                  r"triton_red|triton_per|cumsum|logsumexp|nll_loss|cross_entropy"),
+    ("elementwise", r"elementwise|vectorized|unrolled|pointwise|triton_poi|fill|copy|cat_?array|index|"
+                    r"gather|scatter|where|cast|clamp|arange|embedding|dropout|gelu|silu|relu|sigmoid|tanh|"
+                    r"add|mul|div|sub|neg|exp|pow|sqrt|rsqrt|lerp|foreach|adam|sgd|rotary|rope"),
+]
+
+
+def classify_expr(name="name", cat="cat"):
+    """polars expression: kernel_class from the name and category."""
+    low = pl.col(name).fill_null("").str.to_lowercase()
+    expr = pl.when(low.str.contains(_CLASSES[0][1])).then(pl.lit("communication"))
+    expr = expr.when(pl.col(cat) == "gpu_memcpy").then(pl.lit("memcpy"))
+    expr = expr.when(pl.col(cat) == "gpu_memset").then(pl.lit("memset"))
+    for cls, pat in _CLASSES[1:]:
+        expr = expr.when(low.str.contains(pat)).then(pl.lit(cls))
+    return expr.otherwise(pl.lit("other"))
+
+
+def classify(names, cats=None):
+    """kernel_class for Python lists of names (and categories); for tests and ad-hoc use."""
+    df = pl.DataFrame({"name": names, "cat": cats or ["kernel"] * len(names)},
+                      schema={"name": pl.String, "cat": pl.String})
+    return df.select(classify_expr().alias("c"))["c"].to_list()
+
+
+def build_kernels(ev, slices):
+    """Arrow table `kernels` from the events (Arrow or polars) and the `slices` table (Arrow)."""
+    if isinstance(ev, pa.Table):
+        ev = pl.from_arrow(ev.select(["trace_id", "rank", "uid", "ph", "cat", "name", "pid", "tid",
+                                      "pid_str", "tid_str", "ts_ns", "dur_ns", "end_ns", "device",
+                                      "stream", "correlation", "flow_id"]))
+    sl = pl.from_arrow(slices.select(["trace_id", "uid", "cat", "name", "pid", "tid", "ts_ns",
+                                      "correlation", "op_uid", "top_op_uid", "parent_uid"]))
+    k = ev.filter((pl.col("ph") == "X") & pl.col("cat").is_in(list(KERNEL_CATS)))
+    if k.height == 0:
+        return KERNELS_SCHEMA.empty_table()
+    k = k.with_columns(classify_expr().alias("kernel_class"),
+                       pl.coalesce(pl.col("device"), pl.col("pid")).alias("device"),
+                       pl.coalesce(pl.col("stream"), pl.col("tid")).alias("stream"),
+                       pl.col("dur_ns").fill_null(0))
+    k = k.with_columns((pl.col("ts_ns") + pl.col("dur_ns")).alias("end_ns"))
+
+    launches = sl.filter(pl.col("cat").is_in(list(LAUNCH_CATS)))
+    # 1. correlation, only where the id lives in a single host process
+    by_corr = (launches.filter(pl.col("correlation").is_not_null())
+               .with_columns(pl.col("pid").n_unique().over(["trace_id", "correlation"]).alias("_npid"),
+                             (pl.col("cat") != "cuda_runtime").alias("_drv"))
+               .filter(pl.col("_npid") == 1)
+               .sort(["trace_id", "correlation", "_drv", "ts_ns", "uid"])
+               .unique(["trace_id", "correlation"], keep="first", maintain_order=True)
+               .select(["trace_id", "correlation", pl.col("uid").alias("_l1")]))
+    k = k.join(by_corr, on=["trace_id", "correlation"], how="left")
+    # 2. ac2g flows: start on a launch slice, finish on the device event
+    fl = ev.filter(pl.col("ph").is_in(["s", "f"]) & (pl.col("cat") == "ac2g"))
+    if fl.height:
+        s_ev = (fl.filter(pl.col("ph") == "s")
+                .join(launches.select(["trace_id", "pid", "tid", "ts_ns", pl.col("uid").alias("_l2")]),
+                      on=["trace_id", "pid", "tid", "ts_ns"], how="inner")
+                .select(["trace_id", "flow_id", "_l2"]).unique(["trace_id", "flow_id"], keep="first"))
+        f_ev = (fl.filter(pl.col("ph") == "f")
+                .join(k.select(["trace_id", "pid", "tid", "ts_ns", pl.col("uid").alias("_k")]),
+                      on=["trace_id", "pid", "tid", "ts_ns"], how="inner")
+                .select(["trace_id", "flow_id", "_k"]))
+        via = (f_ev.join(s_ev, on=["trace_id", "flow_id"], how="inner")
+               .unique(["trace_id", "_k"], keep="first")
+               .select(["trace_id", pl.col("_k").alias("uid"), "_l2"]))
+        k = k.join(via, on=["trace_id", "uid"], how="left")
+    else:
+        k = k.with_columns(pl.lit(None, pl.Int64).alias("_l2"))
+    k = k.with_columns(
+        pl.coalesce(pl.col("_l1"), pl.col("_l2")).alias("launch_uid"),
+        pl.when(pl.col("_l1").is_not_null()).then(pl.lit("correlation"))
+          .when(pl.col("_l2").is_not_null()).then(pl.lit("flow")).alias("link"))
+    # launcher in the sense of TraceLens's kernel-launcher view (see launcher_map)
+    lmap = launcher_map(pl.from_arrow(slices.select(["trace_id", "uid", "cat", "name", "parent_uid"])))
+    info = launches.select(["trace_id", pl.col("uid").alias("launch_uid"),
+                            pl.col("name").alias("launch_name"), pl.col("ts_ns").alias("launch_ts_ns"),
+                            pl.col("pid").alias("launch_pid"), pl.col("tid").alias("launch_tid"),
+                            "op_uid", "top_op_uid"]).join(
+        lmap.rename({"uid": "launch_uid"}), on=["trace_id", "launch_uid"], how="left")
+    k = k.join(info, on=["trace_id", "launch_uid"], how="left").sort(["trace_id", "uid"])
+    out = k.select([f.name for f in KERNELS_SCHEMA]).to_arrow()
+    return pa.table([out.column(f.name).cast(f.type) for f in KERNELS_SCHEMA], schema=KERNELS_SCHEMA)
+
+
+def launcher_map(sl):
+    """(trace_id, uid, launcher_uid) for every launch slice.
+
+    Walk up from the launch call's parent, passing over python_function frames and cpu_ops
+    named `execute`; the first other cpu_op is the launcher. If the walk meets another kind
+    of slice, or runs out, the launch call itself is the launcher.
+    """
+    n = sl.height
+    if n == 0:
+        return pl.DataFrame(schema={"trace_id": pl.Int32, "uid": pl.Int64, "launcher_uid": pl.Int64})
+    key = sl.select(["trace_id", "uid"]).with_row_index("_i")
+    par = (sl.select(["trace_id", "parent_uid"]).with_row_index("_c")
+           .join(key.rename({"uid": "parent_uid", "_i": "_p"}), on=["trace_id", "parent_uid"], how="left")
+           .sort("_c")["_p"].fill_null(-1).to_numpy().astype(np.int64))
+    cat = sl["cat"].fill_null("").to_numpy()
+    name = sl["name"].fill_null("").to_numpy()
+    is_op = cat == "cpu_op"
+    skip = (cat == "python_function") | (is_op & (name == "execute"))
+    from .tree import nearest
+    stop = nearest(par, ~skip, include_self=True)  # first non-skipped at or above each slice
+    start = np.where(par >= 0, stop[np.maximum(par, 0)], -1)  # from the parent upwards
+    ok = start >= 0
+    st = np.maximum(start, 0)
+    hit = ok & is_op[st]
+    uid = sl["uid"].to_numpy()
+    launcher = np.where(hit, uid[st], uid)
+    is_launch = np.isin(cat, list(LAUNCH_CATS))
+    return pl.DataFrame({"trace_id": sl["trace_id"].filter(pl.Series(is_launch)),
+                         "uid": uid[is_launch], "launcher_uid": launcher[is_launch]})

@@ -1,0 +1,260 @@
+"""The `slices` table: the host-side call tree of every thread, computed with sorts and searches.
+
+A *slice* is a host-side complete event (ph X): cpu_op, user_annotation, python_function,
+cuda_runtime, cuda_driver, cuda_sync, overhead, … — anything that is not device work.
+Device work is any event of a device category (kernel, gpu_memcpy, gpu_memset,
+gpu_user_annotation) and any event on a *device pid* (a pid that carries device-category
+events and no cpu_op / python_function / user_annotation; MTIA writes device-side
+`mtia_runtime` rows there, CUDA writes device-side `cuda_sync` rows there).
+
+Nesting rule (docs/tree.md has the long form). Per thread (trace_id, pid, tid, pid_str,
+tid_str) the slices are taken in the order (ts asc, end desc, uid asc); a slice is a child
+of the innermost open slice when it starts before that slice's end and does not outlast it
+by TOL_NS or more. A child that outlasts its parent by less than TOL_NS is kept as a child
+(its end is clipped to the parent's for nesting purposes). A slice that outlasts the open
+slice by TOL_NS or more closes that slice (it becomes a sibling or an ancestor's child).
+That is exactly this stack walk:
+
+    for s in sorted slices of a thread:
+        while stack and (stack[-1].eff_end <= s.ts or s.end - stack[-1].eff_end >= TOL_NS):
+            stack.pop()
+        s.parent = stack[-1] if stack else None;  s.depth = len(stack)
+        s.eff_end = min(s.end, s.parent.eff_end) if s.parent else s.end
+        stack.append(s)
+
+computed here without a per-event loop: the depth of a slice is the number of slices
+before it (in thread order) whose *closing time* is after its start (a sorted search), its
+parent the latest earlier slice one level up (an as-of search). Closing times start as the
+ends; a pass then finds every parent/child pair that breaks the rule, clips the child or
+closes the parent at the child's start, and the passes repeat until none is left (real
+traces need one or two).
+"""
+import numpy as np
+import polars as pl
+import pyarrow as pa
+
+from .categories import DEVICE_CATS
+
+TOL_NS = 1000  # a child may outlast its parent by less than 1 µs (timestamp rounding)
+
+HOST_MARK_CATS = ("cpu_op", "python_function", "user_annotation")
+_MAX_PASSES = 10_000
+
+SLICES_SCHEMA = pa.schema([
+    ("trace_id", pa.int32()), ("rank", pa.int32()), ("uid", pa.int64()), ("cat", pa.string()),
+    ("name", pa.string()), ("pid", pa.int64()), ("tid", pa.int64()), ("pid_str", pa.string()),
+    ("tid_str", pa.string()), ("ts_ns", pa.int64()), ("dur_ns", pa.int64()), ("end_ns", pa.int64()),
+    ("correlation", pa.int64()), ("external_id", pa.int64()),
+    ("parent_uid", pa.int64()), ("depth", pa.int32()), ("root_uid", pa.int64()),
+    ("op_uid", pa.int64()), ("top_op_uid", pa.int64()), ("py_uid", pa.int64()),
+    ("pre", pa.int64()), ("subtree_end", pa.int64()), ("n_children", pa.int32()),
+    ("self_ns", pa.int64()),
+])
+
+_THREAD = ["trace_id", "pid", "pid_str", "tid", "tid_str"]
+
+
+def device_pids(ev):
+    """polars frame of (trace_id, pid, pid_str) that are device processes."""
+    per = (ev.lazy().filter(pl.col("ph") == "X")
+           .group_by(["trace_id", "pid", "pid_str"])
+           .agg(pl.col("cat").is_in(list(DEVICE_CATS)).any().alias("dev"),
+                pl.col("cat").is_in(list(HOST_MARK_CATS)).any().alias("host"))
+           .filter(pl.col("dev") & ~pl.col("host"))
+           .select(["trace_id", "pid", "pid_str"]))
+    return per.collect()
+
+
+def host_slices_frame(ev):
+    """The host complete events of an events frame (polars), unsorted."""
+    dev = device_pids(ev)
+    x = ev.filter((pl.col("ph") == "X") & ~pl.col("cat").is_in(list(DEVICE_CATS)).fill_null(False))
+    if dev.height:
+        x = x.join(dev, on=["trace_id", "pid", "pid_str"], how="anti", nulls_equal=True)
+    return x
+
+
+def prev_greater(a, x):
+    """For each i: the largest j < i with a[j] > x[i], or -1 (vectorised segment-tree search)."""
+    n = len(a)
+    if n == 0:
+        return np.empty(0, np.int64)
+    size = 1 << max(1, int(n - 1).bit_length())
+    lo = np.iinfo(a.dtype).min if a.dtype.kind == "i" else -np.inf
+    tree = np.full(2 * size, lo, dtype=a.dtype)
+    tree[size:size + n] = a
+    for lvl in range(size.bit_length() - 2, -1, -1):  # build parents level by level
+        s0, s1 = 1 << lvl, 1 << (lvl + 1)
+        tree[s0:s1] = np.maximum(tree[2 * s0:2 * s1:2], tree[2 * s0 + 1:2 * s1:2])
+    v = np.arange(n, dtype=np.int64) + size
+    found = np.zeros(n, bool)
+    alive = np.ones(n, bool)  # still climbing
+    while alive.any():
+        right = (v & 1).astype(bool) & alive
+        hit = right & (tree[np.where(right, v - 1, 0)] > x)
+        v = np.where(hit, v - 1, v)
+        found |= hit
+        alive &= ~hit
+        v = np.where(alive, v >> 1, v)
+        alive &= v > 1
+    while True:
+        down = found & (v < size)
+        if not down.any():
+            break
+        r = 2 * v + 1
+        go_r = tree[np.where(down, r, 0)] > x
+        v = np.where(down, np.where(go_r, r, 2 * v), v)
+    return np.where(found, v - size, -1)
+
+
+def chain_reduce(parent, values, op):
+    """op-reduce `values` over each node's ancestors-or-self (pointer doubling)."""
+    acc = values.copy()
+    ptr = parent.copy()
+    while True:
+        live = ptr >= 0
+        if not live.any():
+            return acc
+        p = np.where(live, ptr, 0)
+        acc = np.where(live, op(acc, acc[p]), acc)
+        ptr = np.where(live, ptr[p], -1)
+
+
+def nest(group, ts, end, tol=TOL_NS):
+    """Parent index and depth of slices already sorted by (group, ts asc, end desc, uid asc).
+
+    group: int64 array, non-decreasing; ts, end: int64 ns. Returns (parent, depth, eff)
+    with parent = -1 for roots and eff = the end used for nesting (clipped to the parent's).
+
+    The stack walk's parent of slice i is the latest earlier slice j of its thread with
+    eff[j] > max(ts[i], end[i] - tol) (docs/tree.md proves it), and eff is the minimum end
+    over a slice's ancestors-or-self. Starting from eff = end, each pass computes parents
+    from eff and eff from parents; a slice's answer depends only on earlier slices, so the
+    passes reach the stack walk's answer and stop when nothing changes (one or two passes
+    on real traces, since clipping is rare).
+    """
+    n = len(ts)
+    if n == 0:
+        e = np.empty(0, np.int64)
+        return e, e.copy(), e.copy()
+    pos = np.arange(n, dtype=np.int64)
+    newg = np.ones(n, bool)
+    newg[1:] = group[1:] != group[:-1]
+    gstart = np.maximum.accumulate(np.where(newg, pos, 0))
+    thr = np.maximum(ts, end - tol)
+    eff = end
+    parent = None
+    for _ in range(_MAX_PASSES):
+        j = prev_greater(eff, thr)
+        new_parent = np.where(j >= gstart, j, -1)
+        if parent is not None and np.array_equal(new_parent, parent):
+            break
+        parent = new_parent
+        eff = chain_reduce(parent, end, np.minimum)
+    else:
+        raise RuntimeError("tracecols: host tree did not settle (please report this trace)")
+    depth = chain_reduce(parent, (parent >= 0).astype(np.int64), np.add)
+    # chain_reduce with add over ancestors-or-self of "has a parent" = number of ancestors
+    return parent, depth, eff
+
+
+def nearest(parent, target, include_self=True):
+    """Index of the nearest ancestor(-or-self) where `target` holds, -1 if none (pointer doubling)."""
+    n = len(parent)
+    idx = np.arange(n, dtype=np.int64)
+    res = np.where(target, idx, parent) if include_self else parent.copy()
+    while True:
+        live = res >= 0
+        r = np.where(live, res, 0)
+        step = live & ~target[r]
+        if not step.any():
+            return res
+        res = np.where(step, res[r], res)
+        # res[r] for a non-target r is its own pointer, which is already "one level further"
+
+
+def build_slices(ev, tol=TOL_NS):
+    """Arrow table `slices` from an events frame (polars DataFrame or Arrow table)."""
+    if isinstance(ev, pa.Table):
+        ev = pl.from_arrow(ev.select(["trace_id", "rank", "uid", "ph", "cat", "name", "pid", "tid",
+                                      "pid_str", "tid_str", "ts_ns", "dur_ns", "correlation",
+                                      "external_id"]))
+    x = host_slices_frame(ev)
+    x = (x.with_columns(pl.col("dur_ns").fill_null(0).clip(lower_bound=0))
+          .with_columns((pl.col("ts_ns") + pl.col("dur_ns")).alias("end_ns"))
+          .sort(_THREAD + ["ts_ns", "end_ns", "uid"],
+                descending=[False] * 5 + [False, True, False], nulls_last=True))
+    n = x.height
+    if n == 0:
+        return SLICES_SCHEMA.empty_table()
+    chg = x.select(pl.any_horizontal([pl.col(c).ne_missing(pl.col(c).shift(1)) for c in _THREAD])
+                   .alias("chg")).get_column("chg").to_numpy().copy()
+    chg[0] = True
+    grp_change = chg
+    group = np.cumsum(grp_change).astype(np.int64)
+    ts = x.get_column("ts_ns").to_numpy().astype(np.int64)
+    end = x.get_column("end_ns").to_numpy().astype(np.int64)
+    parent, depth, _ = nest(group, ts, end, tol)
+    return _derive(x, parent, depth, ts)
+
+
+def _derive(x, parent, depth, ts):
+    n = x.height
+    pos = np.arange(n, dtype=np.int64)
+    uid = x.get_column("uid").to_numpy()
+    cat = x.get_column("cat").fill_null("").to_numpy()
+    is_op = cat == "cpu_op"
+    is_py = cat == "python_function"
+    has = parent >= 0
+    p = np.where(has, parent, 0)
+    root = nearest(parent, depth == 0)
+    op = nearest(parent, is_op)
+    up_op = np.where(has, op[p], -1)  # nearest op strictly above
+    # outermost op: follow up_op among ops until none (pointer doubling)
+    jump = np.where(is_op & (up_op >= 0), up_op, pos)
+    while True:
+        nj = jump[jump]
+        if np.array_equal(nj, jump):
+            break
+        jump = nj
+    top_i = np.where(op >= 0, jump[np.maximum(op, 0)], -1)
+    py = nearest(parent, is_py, include_self=False)
+    # pre-order = thread order; a subtree is the run of following slices deeper than its root
+    d = depth.astype(np.int64)
+    jr = prev_greater(-d[::-1], -d[::-1] - 1)[::-1]  # reversed: next k > i with depth[k] <= depth[i]
+    sub_end = np.where(jr >= 0, (n - 1 - jr) - 1, n - 1)
+    n_children = np.bincount(p[has], minlength=n).astype(np.int32)
+    dur = x.get_column("dur_ns").to_numpy().astype(np.int64)
+    child_dur = np.bincount(p[has], weights=dur[has], minlength=n)
+    self_ns = np.maximum(dur - child_dur.astype(np.int64), 0)
+
+    def uid_of(ix):
+        return pa.array(np.where(ix >= 0, uid[np.maximum(ix, 0)], 0), pa.int64(), mask=ix < 0)
+
+    cols = {
+        "trace_id": x.get_column("trace_id").to_arrow().cast(pa.int32()),
+        "rank": x.get_column("rank").to_arrow().cast(pa.int32()),
+        "uid": pa.array(uid, pa.int64()),
+        "cat": x.get_column("cat").to_arrow().cast(pa.string()),
+        "name": x.get_column("name").to_arrow().cast(pa.string()),
+        "pid": x.get_column("pid").to_arrow(),
+        "tid": x.get_column("tid").to_arrow(),
+        "pid_str": x.get_column("pid_str").to_arrow().cast(pa.string()),
+        "tid_str": x.get_column("tid_str").to_arrow().cast(pa.string()),
+        "ts_ns": pa.array(ts, pa.int64()),
+        "dur_ns": pa.array(dur, pa.int64()),
+        "end_ns": x.get_column("end_ns").to_arrow(),
+        "correlation": x.get_column("correlation").to_arrow(),
+        "external_id": x.get_column("external_id").to_arrow(),
+        "parent_uid": uid_of(parent),
+        "depth": pa.array(depth.astype(np.int32), pa.int32()),
+        "root_uid": uid_of(root),
+        "op_uid": uid_of(op),
+        "top_op_uid": uid_of(top_i),
+        "py_uid": uid_of(py),
+        "pre": pa.array(pos, pa.int64()),
+        "subtree_end": pa.array(sub_end, pa.int64()),
+        "n_children": pa.array(n_children, pa.int32()),
+        "self_ns": pa.array(self_ns, pa.int64()),
+    }
+    return pa.table([cols[f.name].cast(f.type) for f in SLICES_SCHEMA], schema=SLICES_SCHEMA)
