@@ -1,0 +1,89 @@
+-- op_gpu_time: GPU time of every CPU op instance (cpu_op slice), direct and over its subtree.
+-- Answers: how much device time did this call of aten::xyz cause — the kernels it launched
+-- itself, and the kernels launched anywhere beneath it (nested ops, runtime calls) — and
+-- where in the Python source was it called from.
+-- depends: slices, kernels
+-- Busy time = length of the union of the device intervals (overlaps counted once, all
+-- devices and streams together). Subtree membership is a pre-order range condition:
+-- a launch lies beneath op o iff o.pre <= launch.pre <= o.subtree_end (same trace).
+-- Columns:
+--   trace_id            INTEGER  trace the op belongs to
+--   rank                INTEGER  rank of that trace (null when unknown)
+--   uid                 BIGINT   the op's uid (position in traceEvents)
+--   name                VARCHAR  op name (aten::mm, …)
+--   pid, tid            BIGINT   host process and thread
+--   ts_ns               BIGINT   ns, op start
+--   dur_ns              BIGINT   ns, op wall time on the host
+--   self_ns             BIGINT   ns, host time not covered by child slices (self CPU time)
+--   depth               INTEGER  depth in the host tree (0 = root)
+--   parent_uid          BIGINT   parent slice
+--   direct_kernels      BIGINT   device events whose op_uid is this op (launched directly by it)
+--   direct_kernel_sum_ns BIGINT  ns, sum of those events' durations
+--   direct_busy_ns      BIGINT   ns, union length of those events
+--   subtree_kernels     BIGINT   device events launched anywhere in the op's subtree
+--   subtree_kernel_sum_ns BIGINT ns, sum of their durations
+--   subtree_busy_ns     BIGINT   ns, union length of those events
+--   source              VARCHAR  nearest enclosing python_function frame as `file.py(line)` (null if none)
+--   source_frame        VARCHAR  that frame's full name
+CREATE OR REPLACE VIEW op_gpu_time AS
+WITH ops AS (
+    SELECT * FROM slices WHERE cat = 'cpu_op'
+),
+lk AS (  -- every linked device event with its launch's pre-order number
+    SELECT k.trace_id, k.uid AS kuid, k.ts_ns, k.end_ns, k.dur_ns, k.op_uid, l.pre AS lpre
+    FROM kernels k JOIN slices l ON l.trace_id = k.trace_id AND l.uid = k.launch_uid
+),
+direct_iv AS (
+    SELECT trace_id, op_uid AS ouid, ts_ns, end_ns, dur_ns FROM lk WHERE op_uid IS NOT NULL
+),
+sub_iv AS (
+    SELECT o.trace_id, o.uid AS ouid, lk.ts_ns, lk.end_ns, lk.dur_ns
+    FROM ops o JOIN lk ON lk.trace_id = o.trace_id AND lk.lpre BETWEEN o.pre AND o.subtree_end
+),
+direct_g AS (
+    SELECT *, max(end_ns) OVER (PARTITION BY trace_id, ouid ORDER BY ts_ns, end_ns
+                                ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_end
+    FROM direct_iv
+),
+direct_isl AS (
+    SELECT *, sum(CASE WHEN prev_end IS NULL OR ts_ns > prev_end THEN 1 ELSE 0 END)
+                  OVER (PARTITION BY trace_id, ouid ORDER BY ts_ns, end_ns ROWS UNBOUNDED PRECEDING) AS isl
+    FROM direct_g
+),
+direct AS (
+    SELECT trace_id, ouid, sum(n)::BIGINT AS direct_kernels, sum(s)::BIGINT AS direct_kernel_sum_ns,
+           sum(e - b)::BIGINT AS direct_busy_ns
+    FROM (SELECT trace_id, ouid, isl, count(*) AS n, sum(dur_ns) AS s, min(ts_ns) AS b, max(end_ns) AS e
+          FROM direct_isl GROUP BY ALL)
+    GROUP BY ALL
+),
+sub_g AS (
+    SELECT *, max(end_ns) OVER (PARTITION BY trace_id, ouid ORDER BY ts_ns, end_ns
+                                ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_end
+    FROM sub_iv
+),
+sub_isl AS (
+    SELECT *, sum(CASE WHEN prev_end IS NULL OR ts_ns > prev_end THEN 1 ELSE 0 END)
+                  OVER (PARTITION BY trace_id, ouid ORDER BY ts_ns, end_ns ROWS UNBOUNDED PRECEDING) AS isl
+    FROM sub_g
+),
+sub AS (
+    SELECT trace_id, ouid, sum(n)::BIGINT AS subtree_kernels, sum(s)::BIGINT AS subtree_kernel_sum_ns,
+           sum(e - b)::BIGINT AS subtree_busy_ns
+    FROM (SELECT trace_id, ouid, isl, count(*) AS n, sum(dur_ns) AS s, min(ts_ns) AS b, max(end_ns) AS e
+          FROM sub_isl GROUP BY ALL)
+    GROUP BY ALL
+)
+SELECT o.trace_id, o.rank, o.uid, o.name, o.pid, o.tid, o.ts_ns, o.dur_ns, o.self_ns, o.depth, o.parent_uid,
+       coalesce(d.direct_kernels, 0) AS direct_kernels,
+       coalesce(d.direct_kernel_sum_ns, 0) AS direct_kernel_sum_ns,
+       coalesce(d.direct_busy_ns, 0) AS direct_busy_ns,
+       coalesce(s.subtree_kernels, 0) AS subtree_kernels,
+       coalesce(s.subtree_kernel_sum_ns, 0) AS subtree_kernel_sum_ns,
+       coalesce(s.subtree_busy_ns, 0) AS subtree_busy_ns,
+       nullif(regexp_extract(py.name, '([^/\\ ]+\.py\(\d+\))', 1), '') AS source,
+       py.name AS source_frame
+FROM ops o
+LEFT JOIN direct d ON d.trace_id = o.trace_id AND d.ouid = o.uid
+LEFT JOIN sub s ON s.trace_id = o.trace_id AND s.ouid = o.uid
+LEFT JOIN slices py ON py.trace_id = o.trace_id AND py.uid = o.py_uid;

@@ -1,0 +1,108 @@
+-- tracelens_ops_summary: TraceLens's "kernel launchers" summary (ops_summary.csv), same columns and meaning.
+-- Answers, for people coming from TraceLens: which launcher ops own the GPU time, in their units.
+-- depends: slices, kernels
+-- Rules (docs/tree.md, "TraceLens compatibility"): GPU events are kernels, memcpy and memset
+-- linked to a launch call; communication kernels (name contains nccl, rccl or
+-- cross_device_reduce) are left out. The launcher of a GPU event is kernels.launcher_uid:
+-- from the launch call's parent upwards, python_function frames and cpu_ops named
+-- `execute` are passed over; the first other cpu_op is the launcher, and when the walk
+-- meets any other kind of slice (or the root) the launch call itself is.
+-- Times are busy times (union lengths) per launcher instance, summed over instances.
+-- Columns (one row per launcher name and trace, sorted by direct time, descending):
+--   trace_id                       INTEGER  trace (TraceLens has one trace per file)
+--   name                           VARCHAR  launcher name
+--   total_direct_kernel_time_sum   DOUBLE   µs, sum over instances of the busy time of the GPU events each launched
+--   total_subtree_kernel_time_sum  DOUBLE   µs, sum over instances of the busy time of every GPU event launched beneath it
+--   total_direct_kernel_time_ms    DOUBLE   ms, the same / 1000
+--   total_subtree_kernel_time_ms   DOUBLE   ms, the same / 1000
+--   Count                          BIGINT   number of launcher instances
+--   Categories                     VARCHAR  the op categories of the name, as a list text: ['GEMM'], ['elementwise'] …
+--   "Percentage (%)"               DOUBLE   % (0–100), direct ms / total direct ms of the trace
+--   "Cumulative Percentage (%)"    DOUBLE   % (0–100), running sum of the previous column in row order
+CREATE OR REPLACE VIEW tracelens_ops_summary AS
+WITH gk AS (  -- the GPU events TraceLens counts
+    SELECT k.trace_id, k.ts_ns, k.end_ns, k.launcher_uid, l.pre AS lpre
+    FROM kernels k JOIN slices l ON l.trace_id = k.trace_id AND l.uid = k.launch_uid
+    WHERE k.launcher_uid IS NOT NULL
+      AND NOT (k.name ILIKE '%nccl%' OR k.name ILIKE '%rccl%' OR k.name ILIKE '%cross_device_reduce%')
+),
+launchers AS (
+    SELECT DISTINCT s.trace_id, s.uid, s.name, s.cat, s.pre, s.subtree_end
+    FROM slices s JOIN (SELECT DISTINCT trace_id, launcher_uid FROM gk) g
+      ON g.trace_id = s.trace_id AND g.launcher_uid = s.uid
+),
+iv AS (
+    SELECT trace_id, launcher_uid AS luid, 'direct' AS kind, ts_ns, end_ns FROM gk
+    UNION ALL
+    SELECT l.trace_id, l.uid, 'subtree', gk.ts_ns, gk.end_ns
+    FROM launchers l JOIN gk ON gk.trace_id = l.trace_id AND gk.lpre BETWEEN l.pre AND l.subtree_end
+),
+g AS (
+    SELECT *, max(end_ns) OVER (PARTITION BY trace_id, luid, kind ORDER BY ts_ns, end_ns
+                                ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_end
+    FROM iv
+),
+isl AS (
+    SELECT *, sum(CASE WHEN prev_end IS NULL OR ts_ns > prev_end THEN 1 ELSE 0 END)
+                  OVER (PARTITION BY trace_id, luid, kind ORDER BY ts_ns, end_ns ROWS UNBOUNDED PRECEDING) AS k
+    FROM g
+),
+busy AS (
+    SELECT trace_id, luid,
+           sum(CASE WHEN kind = 'direct' THEN e - b ELSE 0 END) AS direct_ns,
+           sum(CASE WHEN kind = 'subtree' THEN e - b ELSE 0 END) AS subtree_ns
+    FROM (SELECT trace_id, luid, kind, k, min(ts_ns) AS b, max(end_ns) AS e FROM isl GROUP BY ALL)
+    GROUP BY ALL
+),
+per_name AS (
+    SELECT l.trace_id, l.name,
+           sum(b.direct_ns) / 1000.0 AS total_direct_kernel_time_sum,
+           sum(b.subtree_ns) / 1000.0 AS total_subtree_kernel_time_sum,
+           count(*) AS "Count"
+    FROM launchers l JOIN busy b ON b.trace_id = l.trace_id AND b.luid = l.uid
+    GROUP BY ALL
+),
+cat AS (
+    SELECT *, CASE
+        WHEN name LIKE 'triton\_%' ESCAPE '\' THEN 'triton'
+        WHEN name IN ('aten::mm', 'aten::addmm', 'aten::bmm', 'aten::baddbmm', 'aten::matmul',
+                      'aten::_scaled_mm', 'aten::_int_mm', 'aten::addbmm', 'aten::_addmm_activation') THEN 'GEMM'
+        WHEN regexp_matches(name, '^aten::(cudnn_|miopen_|mkldnn_|_)?convolution(_transpose)?_backward') THEN 'CONV_bwd'
+        WHEN regexp_matches(name, '^aten::(cudnn_|miopen_|mkldnn_|_)?(convolution|conv[123]d|conv_transpose[123]d)')
+             THEN 'CONV_fwd'
+        WHEN regexp_matches(name, '^aten::(native_|miopen_|cudnn_|_fused_|_native_)?(batch|layer|group|rms)_norm(_with_update)?_backward')
+             THEN 'NORM_bwd'
+        WHEN regexp_matches(name, '^aten::(native_|miopen_|cudnn_|_fused_|_native_)?(batch|layer|group|rms)_norm')
+             THEN 'NORM_fwd'
+        WHEN regexp_matches(name, '^aten::_scaled_dot_product_\w*attention\w*_backward') THEN 'SDPA_bwd'
+        WHEN regexp_matches(name, '^aten::_scaled_dot_product_\w*attention') THEN 'SDPA_fwd'
+        WHEN name IN ('aten::sum', 'aten::mean', 'aten::all', 'aten::any', 'aten::argmax', 'aten::argmin',
+                      'aten::max', 'aten::min', 'aten::amax', 'aten::amin', 'aten::linalg_vector_norm',
+                      'aten::norm', 'aten::prod', 'aten::var', 'aten::std', 'aten::var_mean',
+                      'aten::std_mean', 'aten::logsumexp') THEN 'reduce'
+        WHEN name IN ('aten::add', 'aten::add_', 'aten::sub', 'aten::sub_', 'aten::mul', 'aten::mul_',
+                      'aten::div', 'aten::div_', 'aten::copy_', 'aten::fill_', 'aten::zero_', 'aten::neg',
+                      'aten::exp', 'aten::log', 'aten::pow', 'aten::sqrt', 'aten::rsqrt', 'aten::sin',
+                      'aten::cos', 'aten::tanh', 'aten::sigmoid', 'aten::silu', 'aten::gelu', 'aten::relu',
+                      'aten::relu_', 'aten::elu', 'aten::eq', 'aten::ne', 'aten::gt', 'aten::ge', 'aten::lt',
+                      'aten::le', 'aten::where', 'aten::masked_fill_', 'aten::index', 'aten::normal_',
+                      'aten::mse_loss', 'aten::mse_loss_backward', 'aten::upsample_nearest1d',
+                      'aten::clamp', 'aten::clamp_', 'aten::abs', 'aten::threshold_backward',
+                      'aten::gelu_backward', 'aten::silu_backward', 'aten::sigmoid_backward',
+                      'aten::tanh_backward', 'aten::addcmul_', 'aten::addcdiv_', 'aten::lerp_') THEN 'elementwise'
+        ELSE 'other' END AS op_category
+    FROM per_name
+)
+SELECT trace_id, name,
+       total_direct_kernel_time_sum, total_subtree_kernel_time_sum,
+       total_direct_kernel_time_sum / 1000.0 AS total_direct_kernel_time_ms,
+       total_subtree_kernel_time_sum / 1000.0 AS total_subtree_kernel_time_ms,
+       "Count",
+       '[''' || op_category || ''']' AS "Categories",
+       100.0 * total_direct_kernel_time_sum
+           / nullif(sum(total_direct_kernel_time_sum) OVER (PARTITION BY trace_id), 0) AS "Percentage (%)",
+       100.0 * sum(total_direct_kernel_time_sum) OVER (PARTITION BY trace_id
+                   ORDER BY total_direct_kernel_time_sum DESC, name ROWS UNBOUNDED PRECEDING)
+           / nullif(sum(total_direct_kernel_time_sum) OVER (PARTITION BY trace_id), 0) AS "Cumulative Percentage (%)"
+FROM cat
+ORDER BY trace_id, total_direct_kernel_time_sum DESC, name;
