@@ -18,6 +18,8 @@ import pyarrow as pa
 KERNEL_CATS = ("kernel", "gpu_memcpy", "gpu_memset")
 LAUNCH_CATS = ("cuda_runtime", "cuda_driver")
 
+_AT = ["trace_id", "pid", "pid_str", "tid", "tid_str", "ts_ns"]  # where a flow end sits
+
 KERNELS_SCHEMA = pa.schema([
     ("trace_id", pa.int32()), ("rank", pa.int32()), ("uid", pa.int64()), ("cat", pa.string()),
     ("name", pa.string()), ("pid", pa.int64()), ("tid", pa.int64()), ("device", pa.int64()),
@@ -71,7 +73,7 @@ def build_kernels(ev, slices):
         ev = pl.from_arrow(ev.select(["trace_id", "rank", "uid", "ph", "cat", "name", "pid", "tid",
                                       "pid_str", "tid_str", "ts_ns", "dur_ns", "end_ns", "device",
                                       "stream", "correlation", "flow_id"]))
-    sl = pl.from_arrow(slices.select(["trace_id", "uid", "cat", "name", "pid", "tid", "ts_ns",
+    sl = pl.from_arrow(slices.select(["trace_id", "uid", "cat", "name", "pid", "tid", "pid_str", "tid_str", "ts_ns",
                                       "correlation", "op_uid", "top_op_uid", "parent_uid"]))
     k = ev.filter((pl.col("ph") == "X") & pl.col("cat").is_in(list(KERNEL_CATS)))
     if k.height == 0:
@@ -96,12 +98,10 @@ def build_kernels(ev, slices):
     fl = ev.filter(pl.col("ph").is_in(["s", "f"]) & (pl.col("cat") == "ac2g"))
     if fl.height:
         s_ev = (fl.filter(pl.col("ph") == "s")
-                .join(launches.select(["trace_id", "pid", "tid", "ts_ns", pl.col("uid").alias("_l2")]),
-                      on=["trace_id", "pid", "tid", "ts_ns"], how="inner")
+                .join(launches.select(_AT + [pl.col("uid").alias("_l2")]), on=_AT, how="inner", nulls_equal=True)
                 .select(["trace_id", "flow_id", "_l2"]).unique(["trace_id", "flow_id"], keep="first"))
         f_ev = (fl.filter(pl.col("ph") == "f")
-                .join(k.select(["trace_id", "pid", "tid", "ts_ns", pl.col("uid").alias("_k")]),
-                      on=["trace_id", "pid", "tid", "ts_ns"], how="inner")
+                .join(k.select(_AT + [pl.col("uid").alias("_k")]), on=_AT, how="inner", nulls_equal=True)
                 .select(["trace_id", "flow_id", "_k"]))
         via = (f_ev.join(s_ev, on=["trace_id", "flow_id"], how="inner")
                .unique(["trace_id", "_k"], keep="first")

@@ -1,0 +1,145 @@
+"""The host tree (`slices`) against a plain stack-walk reference, on the corpus and on generated nestings."""
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import tracecols
+from tracecols.model.tree import TOL_NS, nest
+
+import tree_reference as ref
+from corpus_files import kineto_files, rel
+
+KINETO = kineto_files()
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("path", KINETO, ids=[rel(p) for p in KINETO])
+def test_parent_and_depth_match_stack_walk(path):
+    d = ref.load(path)
+    want = ref.walk(ref.host_slices(d["traceEvents"]))
+    t = tracecols.open(path)
+    s = t.table("slices")
+    got = dict(zip(s["uid"].to_pylist(), zip(s["parent_uid"].to_pylist(), s["depth"].to_pylist())))
+    assert set(got) == set(want), "different set of host slices"
+    diff = [u for u in want if want[u] != got[u]]
+    assert not diff, f"{len(diff)} slices differ, e.g. uid {diff[0]}: want {want[diff[0]]} got {got[diff[0]]}"
+
+
+def test_corpus_has_kineto_traces():
+    assert len(KINETO) >= 40 or not KINETO
+
+
+def _check(items, tol=TOL_NS):
+    """items: [(ts, dur)] on one thread; compare nest() with the reference walk."""
+    sl = [(u, (0, 0), ts, ts + d) for u, (ts, d) in enumerate(items)]
+    want = ref.walk(sl, tol)
+    order = sorted(range(len(items)), key=lambda u: (items[u][0], -(items[u][0] + items[u][1]), u))
+    ts = np.array([items[u][0] for u in order], np.int64)
+    end = np.array([items[u][0] + items[u][1] for u in order], np.int64)
+    parent, depth, _ = nest(np.zeros(len(items), np.int64), ts, end, tol)
+    got = {order[i]: (order[parent[i]] if parent[i] >= 0 else None, int(depth[i])) for i in range(len(items))}
+    assert got == want
+
+
+# Start times and durations drawn from a small grid around the tolerance so that equal
+# timestamps, zero durations, exact-end touches and overruns of TOL_NS-1, TOL_NS, TOL_NS+1
+# all come up often.
+_T = st.sampled_from([0, 1, 2, 499, 500, 998, 999, 1000, 1001, 1500, 1999, 2000, 2001, 3000, 4000])
+_D = st.sampled_from([0, 0, 1, 2, 500, 998, 999, 1000, 1001, 1002, 1999, 2000, 2001, 3000, 5000])
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.tuples(_T, _D), min_size=1, max_size=14))
+def test_generated_nestings_match_stack_walk(items):
+    _check(items)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 10_000), st.integers(0, 10_000)), min_size=1, max_size=40))
+def test_random_intervals_match_stack_walk(items):
+    _check(items)
+
+
+@pytest.mark.parametrize("items,parents", [
+    ([(0, 1000), (500, 1499)], [None, 0]),          # overrun 499 ns < 1 µs: still a child
+    ([(0, 1000), (500, 1500)], [None, None]),       # overrun of exactly 1 µs: a sibling
+    ([(0, 1000), (1000, 0)], [None, None]),         # zero-length slice at the parent's end: outside
+    ([(0, 1000), (0, 0)], [None, 0]),               # zero-length slice at the parent's start: inside
+    ([(0, 1000), (0, 1000)], [None, 0]),            # identical intervals: the later uid nests
+])
+def test_tolerance_cases(items, parents):
+    order = sorted(range(len(items)), key=lambda u: (items[u][0], -(items[u][0] + items[u][1]), u))
+    ts = np.array([items[u][0] for u in order], np.int64)
+    end = np.array([items[u][0] + items[u][1] for u in order], np.int64)
+    parent, _, _ = nest(np.zeros(len(items), np.int64), ts, end)
+    got = [None] * len(items)
+    for i, u in enumerate(order):
+        got[u] = order[parent[i]] if parent[i] >= 0 else None
+    assert got == parents
+    _check(items)
+
+
+@pytest.mark.corpus
+def test_derived_columns_are_consistent():
+    """root/op/pre-order columns agree with parent pointers (checked by a plain walk)."""
+    path = next(p for p in KINETO if "bert-small" in str(p))
+    s = tracecols.open(path).table("slices").to_pylist()
+    by = {r["uid"]: r for r in s}
+    for r in s:
+        chain, u = [], r["uid"]
+        while u is not None:
+            chain.append(by[u])
+            u = by[u]["parent_uid"]
+        assert r["root_uid"] == chain[-1]["uid"]
+        assert r["depth"] == len(chain) - 1
+        ops = [c["uid"] for c in chain if c["cat"] == "cpu_op"]
+        assert r["op_uid"] == (ops[0] if ops else None)
+        assert r["top_op_uid"] == (ops[-1] if ops else None)
+        pys = [c["uid"] for c in chain[1:] if c["cat"] == "python_function"]
+        assert r["py_uid"] == (pys[0] if pys else None)
+        for a in chain[1:]:
+            assert a["pre"] < r["pre"] <= a["subtree_end"]
+    # a subtree range holds exactly the descendants
+    for r in s:
+        inside = [x for x in s if r["pre"] <= x["pre"] <= r["subtree_end"]]
+        assert all(x["root_uid"] == r["root_uid"] for x in inside)
+        assert len(inside) == 1 + sum(1 for x in s if _is_desc(by, x, r["uid"]))
+
+
+def _is_desc(by, x, anc):
+    u = x["parent_uid"]
+    while u is not None:
+        if u == anc:
+            return True
+        u = by[u]["parent_uid"]
+    return False
+
+
+@pytest.mark.corpus
+def test_python_ids_agree_with_time_nesting():
+    """Python id / Python parent id of python_function frames vs the frame found by time nesting.
+
+    A frame disagrees when its nearest python_function ancestor (by time) is not the frame
+    its `Python parent id` names. Frames naming a parent id that no frame of the trace
+    carries (trimmed traces) are counted apart as `orphan`.
+    """
+    report = {}
+    for path in KINETO:
+        t = tracecols.open(path)
+        n, agree, orphan = t.sql("""
+            with f as (select s.trace_id, s.uid, s.py_uid, e.python_id, e.python_parent_id
+                       from slices s join events e on e.trace_id = s.trace_id and e.uid = s.uid
+                       where s.cat = 'python_function')
+            select count(*), count(*) filter (where p.python_id = c.python_parent_id),
+                   count(*) filter (where p.python_id is distinct from c.python_parent_id
+                                    and c.python_parent_id not in (select python_id from f where python_id is not null))
+            from f c join f p on p.trace_id = c.trace_id and p.uid = c.py_uid
+            where c.python_parent_id is not null""").row(0)
+        if n:
+            report[rel(path)] = (agree, orphan, n)
+    print("\npython parent id agreement (agree, orphan parent id, frames with a python ancestor):")
+    for k, (a, o, n) in report.items():
+        print(f"  {a}/{n} = {a / n:.4f} (orphans {o})  {k}")
+    assert report, "no trace with python_function frames"
+    for k, (a, o, n) in report.items():
+        assert (n - a - o) / n <= 0.03, (k, a, o, n)
