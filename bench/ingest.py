@@ -5,7 +5,8 @@ usage: bench/ingest.py TRACE [--repeat N]
 
 Each measurement runs in a fresh subprocess (so peak RSS is its own):
   floor   for e in ijson.items(f, "traceEvents.item"): pass   (C backend, defaults)
-  ingest  tracecols.open(TRACE): every event into the Arrow `events` table, all args kept
+  ingest  the reader + model: every event into the Arrow `events` table, all args kept
+          (the tree, links and analyses are timed by bench/tree.py and bench/e2e.py)
 Prints both, events/s, MB/s, peak RSS, and ends with
   RESULT ratio_to_floor=R peak_rss_mb=M events=N
 (R = ingest time / floor time; with --repeat, the best of N for each.)
@@ -33,11 +34,13 @@ print(json.dumps({"s": dt, "n": n, "rss": resource.getrusage(resource.RUSAGE_SEL
 
 _INGEST = r"""
 import json, resource, sys, time
-import tracecols
+from tracecols.model.events import events_table
+from tracecols.read.kineto import read_trace
 p = sys.argv[1]
 t = time.perf_counter()
-tr = tracecols.open(p)
-n = tr.table("events").num_rows
+batches = []
+read_trace(p, batches.append)
+n = events_table(batches, 0, None).num_rows
 dt = time.perf_counter() - t
 print(json.dumps({"s": dt, "n": n, "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}))
 """
