@@ -143,3 +143,30 @@ def test_python_ids_agree_with_time_nesting():
     assert report, "no trace with python_function frames"
     for k, (a, o, n) in report.items():
         assert (n - a - o) / n <= 0.03, (k, a, o, n)
+
+
+@pytest.mark.corpus
+def test_navigation_subtree_ancestors_and_cli(capsys):
+    path = next(p for p in KINETO if "bert-small" in str(p))
+    t = tracecols.open(path)
+    lin = t.sql("select uid from slices where name = 'aten::linear' order by ts_ns limit 1").item()
+    sub = t.tree.subtree(lin)
+    assert sub["uid"][0] == lin and sub["depth"][0] == 0
+    assert "aten::addmm" in sub["name"].to_list()
+    kern = sub.filter(sub["kind"] == "kernel")
+    assert kern.height >= 1
+    # a kernel sits one level below its launch call, and its ancestors run through that call
+    k = kern.row(0, named=True)
+    anc = t.tree.ancestors(k["uid"])
+    launch = t.sql(f"select launch_uid from kernels where uid = {k['uid']}").item()
+    assert anc["uid"][-1] == launch and lin in anc["uid"].to_list()
+    assert anc["depth"].to_list() == list(range(anc.height))
+    t.tree.print_parents(lin)
+    out = capsys.readouterr().out
+    assert f"UID {lin} [cpu_op] aten::linear" in out and "Input Dims: [[1, 141, 512]" in out
+    from tracecols.cli import main
+    assert main(["tree", str(path), "--name", "aten::linear"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0] == f"UID {lin} [cpu_op] aten::linear"
+    assert " µs" in out and "[kernel]" in out
+    assert main(["tree", str(path), "--uid", "987654321"]) == 2

@@ -47,6 +47,14 @@ class Trace:
         self._engine = Engine(tables, origin=origin)
 
     @property
+    def tree(self):
+        """Navigation of the host tree: subtree(uid), ancestors(uid), print_subtree(uid), print_parents(uid)."""
+        from .navigate import TreeView
+        if getattr(self, "_tree", None) is None:
+            self._tree = TreeView(self)
+        return self._tree
+
+    @property
     def tables(self):
         """Names of every table and view that can be queried."""
         return self._engine.names

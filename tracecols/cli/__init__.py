@@ -27,6 +27,17 @@ def _parser():
     s.add_argument("--max-rows", type=int, default=50, help="rows shown by --format table (default 50)")
     s.set_defaults(func=commands.sql)
 
+    s = sub.add_parser("tree", help="print the host call tree under an op (kernels under their launch calls)")
+    s.add_argument("source", help="trace file or tracecols output directory")
+    g = s.add_mutually_exclusive_group(required=True)
+    g.add_argument("--uid", type=int, help="the event's uid (its position in traceEvents)")
+    g.add_argument("--name", help="an op name, e.g. aten::convolution (its first instance is shown)")
+    s.add_argument("--parents", action="store_true", help="print the chain of parents instead of the subtree")
+    s.add_argument("--fields", default=None,
+                   help='comma-separated args to show per op, e.g. "Input Dims,Input type"')
+    s.add_argument("--trace-id", type=int, default=0, help="which trace, when several were opened (default 0)")
+    s.set_defaults(func=commands.tree)
+
     s = sub.add_parser("ingest", help="write every table of the traces as Parquet + _tracecols.json")
     s.add_argument("sources", nargs="+", help="trace files")
     s.add_argument("-o", "--output", required=True, help="output directory")

@@ -119,3 +119,28 @@ def ingest(args):
           file=sys.stderr)
     return 0
 
+
+
+def tree(args):
+    from ..errors import QueryError
+    t = open_trace(args.source)
+    uid = args.uid
+    if uid is None:
+        name = args.name.replace("'", "''")
+        hits = t.sql(f"select uid from slices where trace_id = {int(args.trace_id)} and name = '{name}' "
+                     f"order by ts_ns, uid")
+        if hits.height == 0:
+            raise QueryError(args.source, f"no host event named {args.name!r}")
+        uid = hits["uid"][0]
+        if hits.height > 1:
+            print(f"tracecols: {hits.height} events named {args.name}; showing the first (uid {uid}), "
+                  f"pick another with --uid", file=sys.stderr)
+    if args.fields is None:
+        fields = ("Input Dims", "Input type") if args.parents else ()
+    else:
+        fields = tuple(f.strip() for f in args.fields.split(",") if f.strip())
+    if args.parents:
+        t.tree.print_parents(uid, fields=fields, trace_id=args.trace_id)
+    else:
+        t.tree.print_subtree(uid, fields=fields, trace_id=args.trace_id)
+    return 0
