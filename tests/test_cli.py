@@ -47,10 +47,15 @@ def test_ingest_writes_parquet_and_manifest(tmp_path):
     r = run("ingest", DATA_TRACE, "-o", out)
     assert r.returncode == 0, r.stderr
     manifest = json.loads((out / "_tracecols.json").read_text())
-    assert {"events", "traces", "devices", "flows", "counters", "instants"} <= set(manifest["tables"])
-    assert pl.read_parquet(out / "events.parquet").height == 2551
+    assert {"events", "traces", "devices", "slices", "kernels"} <= set(manifest["tables"])
+    (entry,) = manifest["traces"]
+    assert entry["files"]["events"].startswith("events/rank=")  # the lake layout, one trace in it
+    assert pl.read_parquet(out / entry["files"]["events"]).height == 2551
     r = run("sql", out, "select count(*) as n from events where cat = 'kernel'", "--format", "csv")
     assert r.stdout.split() == ["n", "60"]
+    for view in ("flows", "counters", "instants"):  # the sql/ views are defined over the lake
+        r = run("sql", out, f"select count(*) as n from {view}", "--format", "csv")
+        assert r.returncode == 0, r.stderr
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temp dirs left
 
 

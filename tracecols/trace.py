@@ -85,6 +85,9 @@ def open(*paths):  # noqa: A001 - the public name is tracecols.open
     if len(paths) == 1 and os.path.isdir(str(paths[0])):
         d = Path(paths[0])
         manifest = parquet.read_manifest(d)
+        if manifest and manifest.get("layout") == "lake":  # written by `tracecols ingest`: many traces
+            from .fleet.lake import Lake
+            return Lake(d)
         if manifest is None:
             raise SourceIOError(d, "is a directory without _tracecols.json (not a tracecols output)")
         files = parquet.table_files(d)

@@ -4,7 +4,7 @@ import os
 import sys
 
 from ..errors import TraceError
-from . import commands
+from . import commands, fleet
 
 _DEBUG = "TRACECOLS_DEBUG"
 
@@ -38,10 +38,19 @@ def _parser():
     s.add_argument("--trace-id", type=int, default=0, help="which trace, when several were opened (default 0)")
     s.set_defaults(func=commands.tree)
 
-    s = sub.add_parser("ingest", help="write every table of the traces as Parquet + _tracecols.json")
-    s.add_argument("sources", nargs="+", help="trace files")
-    s.add_argument("-o", "--output", required=True, help="output directory")
-    s.set_defaults(func=commands.ingest)
+    s = sub.add_parser("ingest", help="ingest traces (files, directories, globs, URLs) into a Parquet lake")
+    s.add_argument("sources", nargs="+", help="trace files, directories of them, globs or fsspec URLs")
+    s.add_argument("-o", "--output", required=True, help="lake directory or URL (created, or added to)")
+    s.add_argument("-j", "--jobs", type=int, default=None, help="worker processes (default: one per core)")
+    s.add_argument("--executor", choices=["local", "dask"], default="local",
+                   help="local processes (default) or a Dask distributed cluster")
+    s.add_argument("--scheduler", help="Dask scheduler address, e.g. tcp://HOST:8786 (with --executor dask)")
+    s.set_defaults(func=fleet.ingest)
+
+    s = sub.add_parser("export", help="write a DuckDB file of views over a lake, for BI tools")
+    s.add_argument("lake", help="lake directory written by `tracecols ingest`")
+    s.add_argument("--duckdb", required=True, help="the .duckdb file to write")
+    s.set_defaults(func=fleet.export)
     return p
 
 

@@ -1,0 +1,112 @@
+"""`tracecols ingest` (traces -> lake, in parallel, with a progress bar) and `tracecols export`."""
+import os
+import sys
+import time
+
+from ..errors import SourceIOError
+from ..fleet.ingest import Reporter, ingest_lake
+from ..fleet.lake import Lake
+
+
+def _mb(n):
+    return f"{n / 1e6:,.1f} MB"
+
+
+class ProgressReporter(Reporter):
+    """A rich progress bar on stderr: files, MB, events/s, ETA. Silent (but for notes and errors)
+    when stderr is not a terminal."""
+
+    def __init__(self, stream=None, force=None):
+        self.stream = stream or sys.stderr
+        self.live = self.stream.isatty() if force is None else force
+        self.progress = None
+        self.t0 = time.perf_counter()
+        self.events = 0
+        self.n_done = 0
+
+    def _print(self, line):
+        if self.progress is not None:
+            self.progress.console.print(line, markup=False, highlight=False)
+        else:
+            print(line, file=self.stream)
+
+    def note(self, line):
+        self._print(f"tracecols: {line}")
+
+    def failed(self, path, error):
+        self._print(f"tracecols: {error}")
+
+    def start(self, n_files, n_bytes):
+        self.t0 = time.perf_counter()
+        if not self.live or n_files == 0:
+            return
+        from rich.console import Console
+        from rich.progress import (BarColumn, DownloadColumn, MofNCompleteColumn, Progress, TextColumn,
+                                   TimeElapsedColumn, TimeRemainingColumn)
+
+        self.progress = Progress(
+            TextColumn("[bold]ingest"), BarColumn(), MofNCompleteColumn(), TextColumn("files"),
+            DownloadColumn(binary_units=False), TextColumn("{task.fields[rate]}"),
+            TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+            console=Console(file=self.stream), transient=False, refresh_per_second=4)
+        self.files_total = n_files
+        self.task = self.progress.add_task("ingest", total=n_bytes or 1, rate="", completed=0)
+        self.progress.start()
+
+    def done(self, record):
+        self.events += record["n_events"] or 0
+        self.n_done += 1
+        if self.progress is not None:
+            rate = self.events / max(time.perf_counter() - self.t0, 1e-9)
+            self.progress.update(self.task, advance=record["size"] or 0,
+                                 rate=f"{rate / 1e3:,.0f}k events/s  {self.n_done}/{self.files_total} files")
+
+    def finish(self):
+        if self.progress is not None:
+            self.progress.stop()
+            self.progress = None
+
+
+def _executor(args):
+    if args.executor == "dask":
+        if not args.scheduler:
+            raise SourceIOError("--executor dask", "needs --scheduler tcp://HOST:PORT")
+        try:
+            from distributed import Client
+        except ImportError:
+            raise SourceIOError("--executor dask", "needs dask[distributed]: pip install 'tracecols[dask]'") from None
+        client = Client(args.scheduler)
+        return client, client.get_executor()
+    return None, None
+
+
+def ingest(args):
+    client, executor = _executor(args)
+    rep = ProgressReporter()
+    try:
+        res = ingest_lake(args.sources, args.output, executor=executor, jobs=args.jobs, reporter=rep)
+    finally:
+        if client is not None:
+            client.close()
+    n_ok = len(res.added) + len(res.replaced)
+    if n_ok or res.unchanged or not res.failed:
+        parts = [f"{len(res.added)} added"]
+        if res.replaced:
+            parts.append(f"{len(res.replaced)} replaced (changed)")
+        parts.append(f"{len(res.unchanged)} unchanged")
+        if res.skipped:
+            parts.append(f"{len(res.skipped)} non-trace file(s) skipped")
+        if res.failed:
+            parts.append(f"{len(res.failed)} failed")
+        print(f"tracecols: lake {res.root}: {', '.join(parts)} in {res.seconds:.1f} s", file=sys.stderr)
+    if not (res.added or res.replaced or res.unchanged or res.failed):
+        raise SourceIOError(" ".join(map(str, args.sources)), "no PyTorch profiler traces found")
+    return 2 if res.failed else 0
+
+
+def export(args):
+    lake = Lake(args.lake)
+    out, names = lake.export_duckdb(args.duckdb)
+    print(f"tracecols: wrote {out} ({len(names)} views over {len(lake.traces)} traces)", file=sys.stderr)
+    return 0
+

@@ -1,0 +1,189 @@
+"""Ingest many traces into one lake, in parallel on any `concurrent.futures.Executor`.
+
+The driver (this module) discovers the inputs, decides which are new or changed, hands one
+task per trace to the executor (`work.ingest_one`: read, build tables, write the trace's
+Parquet files), and commits each finished trace by rewriting the manifest. Only the driver
+writes the manifest, so workers need no coordination and can run anywhere that reaches the
+input and output paths (a Dask cluster with shared or object storage).
+
+trace_id: an input keeps the id it got the first time (the manifest records it by path).
+New inputs get the next free ids in natural path order; the ids a run plans are recorded in
+the manifest (`reserved`) with its first commit, so a run that is killed and run again
+assigns exactly the ids an uninterrupted run would have.
+"""
+import concurrent.futures as cf
+import multiprocessing
+import os
+import time
+
+from ..errors import TraceError
+from ..store import lake as store
+from ..version import SCHEMA_VERSION, __version__
+from . import discover as _discover
+from . import work
+
+BASE_TABLES = ("devices", "events", "kernels", "slices", "traces")
+_RECORD_KEYS = ("trace_id", "path", "size", "sha256", "rank", "rank_source", "world_size", "n_events", "files")
+
+
+class InlineExecutor(cf.Executor):
+    """Runs each task in the calling thread when submitted (for -j 1 and for tests)."""
+
+    def submit(self, fn, /, *args, **kwargs):
+        f = cf.Future()
+        try:
+            f.set_result(fn(*args, **kwargs))
+        except BaseException as e:  # noqa: BLE001 - handed to the caller through the future
+            f.set_exception(e)
+        return f
+
+
+def process_pool(jobs=None):
+    """A process pool whose workers fork from a server that has the ingest code imported."""
+    jobs = jobs or os.cpu_count() or 1
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(["tracecols.fleet.work", "tracecols.trace"])
+    return cf.ProcessPoolExecutor(max_workers=jobs, mp_context=ctx)
+
+
+class Reporter:
+    """What the driver tells as it goes; the CLI's progress bar implements the same methods."""
+
+    def note(self, line):
+        pass
+
+    def start(self, n_files, n_bytes):
+        pass
+
+    def done(self, record):
+        pass
+
+    def failed(self, path, error):
+        pass
+
+    def finish(self):
+        pass
+
+
+def _new_manifest():
+    return {"tracecols_version": __version__, "schema_version": SCHEMA_VERSION, "layout": store.LAYOUT,
+            "tables": list(BASE_TABLES), "partitioning": {"rank": "INTEGER", "null": store.NULL_PARTITION},
+            "traces": [], "inputs": [], "reserved": {}, "next_trace_id": 0}
+
+
+def _finalise(manifest):
+    manifest["traces"].sort(key=lambda t: t["trace_id"])
+    manifest["inputs"] = [{"path": t["path"], "size": t["size"], "sha256": t["sha256"]} for t in manifest["traces"]]
+    manifest["tracecols_version"], manifest["schema_version"] = __version__, SCHEMA_VERSION
+    return manifest
+
+
+class Result:
+    def __init__(self):
+        self.added, self.replaced, self.unchanged, self.failed, self.skipped = [], [], [], [], []
+        self.swept = []
+        self.seconds = 0.0
+        self.root = None
+
+    @property
+    def ok(self):
+        return not self.failed
+
+
+def ingest_lake(sources, out, executor=None, jobs=None, reporter=None):
+    """Ingest the traces found in `sources` into the lake at `out`; returns a Result.
+
+    executor: any concurrent.futures.Executor (default: a process pool of `jobs` processes,
+    one per core; jobs=1 runs in this process).
+    """
+    rep = reporter or Reporter()
+    res = Result()
+    t0 = time.perf_counter()
+    lfs = store.LakeFS(out)
+    res.root = lfs.root
+    manifest = store.read_manifest(lfs)
+    store.check_writable(lfs, BASE_TABLES)
+    paths, skipped = _discover.discover(sources, exclude=[] if lfs.remote else [lfs.root])
+    res.skipped = skipped
+    for p, why in skipped:
+        rep.note(f"skipped {p}: {why}")
+    res.swept = store.sweep(lfs, manifest, BASE_TABLES) if lfs.exists() else []
+    if res.swept:
+        rep.note(f"removed {len(res.swept)} file(s) of traces an earlier run did not finish")
+    known = {t["path"]: t for t in (manifest or {}).get("traces", [])}
+
+    own_pool = executor is None
+    if own_pool:
+        executor = InlineExecutor() if (jobs or os.cpu_count() or 1) == 1 or len(paths) <= 1 else process_pool(jobs)
+    try:
+        # which known inputs changed: size first, the hash only when the size agrees
+        same_size = [p for p in paths if p in known and work.size_of(p) == known[p]["size"]]
+        digests = {p: sha for p, _, sha in executor.map(work.hash_file, same_size)} if same_size else {}
+        todo = []
+        for p in paths:
+            if p in known and digests.get(p) == known[p]["sha256"]:
+                res.unchanged.append(p)
+            else:
+                todo.append(p)
+
+        m = manifest or _new_manifest()
+        reserved = dict(m.get("reserved", {}))
+        nxt = max([m.get("next_trace_id", 0)] + [t["trace_id"] + 1 for t in m["traces"]]
+                  + [i + 1 for i in reserved.values()])
+        plan = {}
+        for p in todo:  # paths come in natural order: ids follow it
+            if p in known:
+                plan[p] = known[p]["trace_id"]
+            elif p in reserved:
+                plan[p] = reserved[p]
+            else:
+                plan[p], nxt = nxt, nxt + 1
+        m["reserved"] = {p: i for p, i in plan.items() if p not in known}
+        m["next_trace_id"] = nxt
+
+        sizes = {p: work.size_of(p) or 0 for p in todo}
+        rep.start(len(todo), sum(sizes.values()))
+        # largest first: the long poles start early and the pool drains evenly
+        order = sorted(todo, key=lambda p: (-sizes[p], plan[p]))
+        futures = {executor.submit(work.ingest_one, p, plan[p], lfs.root): p for p in order}
+        try:
+            for fut in cf.as_completed(futures):
+                p = futures[fut]
+                try:
+                    rec = fut.result()
+                except TraceError as e:
+                    res.failed.append((p, e.line()))
+                    rep.failed(p, e.line())
+                    continue
+                except Exception as e:  # noqa: BLE001 - one bad trace must not sink the others
+                    msg = f"{p}: internal error: {type(e).__name__}: {' '.join(str(e).split())}"
+                    res.failed.append((p, msg))
+                    rep.failed(p, msg)
+                    continue
+                old = known.get(p)
+                entry = {k: rec[k] for k in _RECORD_KEYS}
+                m["traces"] = [t for t in m["traces"] if t["trace_id"] != entry["trace_id"]] + [entry]
+                m["reserved"].pop(p, None)
+                store.write_manifest(lfs, _finalise(m))  # the commit
+                if old:
+                    for rel in set(old["files"].values()) - set(entry["files"].values()):
+                        lfs.remove(rel)
+                    res.replaced.append(p)
+                else:
+                    res.added.append(p)
+                rep.done(rec)
+        except BaseException:
+            for f in futures:
+                f.cancel()
+            raise
+        if m["traces"] and (todo or manifest is None or m.get("reserved")):
+            m["reserved"] = {p: i for p, i in m["reserved"].items() if p in plan and p not in res.added}
+            if not m["reserved"]:
+                m["reserved"] = {}
+            store.write_manifest(lfs, _finalise(m))
+    finally:
+        if own_pool:
+            executor.shutdown(wait=True, cancel_futures=True)
+        rep.finish()
+    res.seconds = time.perf_counter() - t0
+    return res

@@ -1,0 +1,128 @@
+"""`tracecols.Lake(path)`: SQL over every rank of a lake, read in place by DuckDB.
+
+Each base table is a view over `read_parquet([...the files the manifest lists...],
+hive_partitioning = true)`: nothing is loaded until a query runs, DuckDB reads only the
+columns and row groups the query needs, and a filter on `rank` skips whole files (the
+`rank=R` directory). The sql/ analyses are views on top, as for a single trace.
+"""
+import duckdb
+
+from ..engine import sqlfiles
+from ..engine.connection import Engine, _sql_str
+from ..errors import SourceIOError
+from ..store import lake as store
+
+
+def _scan(paths):
+    return (f"read_parquet({_sql_str(paths)}, hive_partitioning = true, "
+            f"hive_types = {{'rank': INTEGER}}, union_by_name = true)")
+
+
+class _LakeEngine(Engine):
+    """The single-trace engine, with base tables that are scans of the lake's Parquet files."""
+
+    def __init__(self, scans, origin, fs=None):  # noqa: D107 - same contract as Engine
+        self.origin = origin
+        self.con = duckdb.connect(config={"enable_external_access": True})
+        if fs is not None:
+            self.con.register_filesystem(fs)
+        self.base = {}
+        for name, scan in scans.items():
+            self.con.execute(f"CREATE VIEW {name} AS SELECT * FROM {scan}")
+            self.base[name] = scan
+        files = sqlfiles.load_all()
+        self.views = []
+        for name in sqlfiles.ordered(files, set(scans)):
+            if name in scans:
+                continue
+            self.con.execute(files[name][0])
+            self.views.append(name)
+
+
+class Lake:
+    """A lake written by `tracecols ingest … -o LAKE`. `sql()` answers with polars, `table()` with Arrow."""
+
+    def __init__(self, path):
+        self.lfs = store.LakeFS(path)
+        self.origin = self.lfs.root
+        m = store.read_manifest(self.lfs)
+        if m is None:
+            raise SourceIOError(path, "has no _tracecols.json (not a tracecols lake)")
+        self.manifest = m
+        self.inputs = m.get("inputs", [])
+        self._engine = _LakeEngine(self._scans(), self.origin, self.lfs.fs if self.lfs.remote else None)
+
+    def _scans(self):
+        out = {}
+        for name in self.manifest["tables"]:
+            paths = [self.lfs.path(t["files"][name]) for t in self.manifest["traces"] if name in t["files"]]
+            if paths:
+                out[name] = _scan(paths)
+        return out
+
+    @property
+    def traces(self):
+        """The manifest's record of each trace: trace_id, path, size, sha256, rank, files."""
+        return list(self.manifest["traces"])
+
+    @property
+    def ranks(self):
+        return sorted({t["rank"] for t in self.manifest["traces"] if t["rank"] is not None})
+
+    @property
+    def tables(self):
+        return self._engine.names
+
+    @property
+    def con(self):
+        """The DuckDB connection (for queries that want a relation rather than a DataFrame)."""
+        return self._engine.con
+
+    def sql(self, query):
+        """Run DuckDB SQL over all ranks; returns a polars DataFrame."""
+        return self._engine.polars(query)
+
+    def arrow(self, query):
+        return self._engine.arrow(query)
+
+    def table(self, name):
+        return self._engine.table(name)
+
+    def export_duckdb(self, out_path):
+        """Write a DuckDB database file of views over this lake (absolute file paths), atomically."""
+        import os
+        import uuid
+
+        if self.lfs.remote:
+            raise SourceIOError(self.origin, "--duckdb export needs a local lake (the views name its files)")
+        out_path = os.path.abspath(str(out_path))
+        tmp = os.path.join(os.path.dirname(out_path), f".{os.path.basename(out_path)}.tmp-{uuid.uuid4().hex[:8]}")
+        con = duckdb.connect(tmp)
+        try:
+            scans = self._scans()
+            for name, scan in scans.items():
+                con.execute(f"CREATE VIEW {name} AS SELECT * FROM {scan}")
+            files = sqlfiles.load_all()
+            views = [n for n in sqlfiles.ordered(files, set(scans)) if n not in scans]
+            for name in views:
+                con.execute(files[name][0])
+            con.close()
+            os.replace(tmp, out_path)
+        except BaseException:
+            con.close()
+            for p in (tmp, tmp + ".wal"):
+                if os.path.exists(p):
+                    os.unlink(p)
+            raise
+        return out_path, list(scans) + views
+
+    def __repr__(self):
+        return f"<tracecols.Lake {self.origin}: {len(self.manifest['traces'])} traces, ranks {self.ranks}>"
+
+
+def is_lake(path):
+    try:
+        lfs = store.LakeFS(path)
+        return lfs.exists(store.MANIFEST) and store.read_manifest(lfs) is not None
+    except Exception:  # noqa: BLE001 - a single-trace output, or unreadable: not a lake
+        return False
