@@ -23,6 +23,30 @@ def test_parent_and_depth_match_stack_walk(path):
     assert set(got) == set(want), "different set of host slices"
     diff = [u for u in want if want[u] != got[u]]
     assert not diff, f"{len(diff)} slices differ, e.g. uid {diff[0]}: want {want[diff[0]]} got {got[diff[0]]}"
+    _python_ids_agree(t, path)
+
+
+def _python_ids_agree(t, path):
+    """Python id / Python parent id of python_function frames vs the frame found by time nesting.
+
+    A frame disagrees when its nearest python_function ancestor (by time) is not the frame
+    its `Python parent id` names. Frames naming a parent id that no frame of the trace
+    carries (trimmed traces, e.g. vllm_decode_full) are counted apart as orphans.
+    At most 3 % of the frames may disagree (the profiler's Python tracer misses frames
+    entered from C++ hooks, e.g. activation-checkpoint pack hooks).
+    """
+    n, agree, orphan = t.sql("""
+        with f as (select s.trace_id, s.uid, s.py_uid, e.python_id, e.python_parent_id
+                   from slices s join events e on e.trace_id = s.trace_id and e.uid = s.uid
+                   where s.cat = 'python_function')
+        select count(*), count(*) filter (where p.python_id = c.python_parent_id),
+               count(*) filter (where p.python_id is distinct from c.python_parent_id
+                                and c.python_parent_id not in (select python_id from f where python_id is not null))
+        from f c join f p on p.trace_id = c.trace_id and p.uid = c.py_uid
+        where c.python_parent_id is not null""").row(0)
+    if n:
+        print(f"\npython parent ids: {agree}/{n} agree, {orphan} orphans: {rel(path)}")
+        assert (n - agree - orphan) / n <= 0.03, (agree, orphan, n)
 
 
 def test_corpus_has_kineto_traces():
@@ -113,36 +137,6 @@ def _is_desc(by, x, anc):
             return True
         u = by[u]["parent_uid"]
     return False
-
-
-@pytest.mark.corpus
-def test_python_ids_agree_with_time_nesting():
-    """Python id / Python parent id of python_function frames vs the frame found by time nesting.
-
-    A frame disagrees when its nearest python_function ancestor (by time) is not the frame
-    its `Python parent id` names. Frames naming a parent id that no frame of the trace
-    carries (trimmed traces) are counted apart as `orphan`.
-    """
-    report = {}
-    for path in KINETO:
-        t = tracecols.open(path)
-        n, agree, orphan = t.sql("""
-            with f as (select s.trace_id, s.uid, s.py_uid, e.python_id, e.python_parent_id
-                       from slices s join events e on e.trace_id = s.trace_id and e.uid = s.uid
-                       where s.cat = 'python_function')
-            select count(*), count(*) filter (where p.python_id = c.python_parent_id),
-                   count(*) filter (where p.python_id is distinct from c.python_parent_id
-                                    and c.python_parent_id not in (select python_id from f where python_id is not null))
-            from f c join f p on p.trace_id = c.trace_id and p.uid = c.py_uid
-            where c.python_parent_id is not null""").row(0)
-        if n:
-            report[rel(path)] = (agree, orphan, n)
-    print("\npython parent id agreement (agree, orphan parent id, frames with a python ancestor):")
-    for k, (a, o, n) in report.items():
-        print(f"  {a}/{n} = {a / n:.4f} (orphans {o})  {k}")
-    assert report, "no trace with python_function frames"
-    for k, (a, o, n) in report.items():
-        assert (n - a - o) / n <= 0.03, (k, a, o, n)
 
 
 @pytest.mark.corpus
