@@ -4,6 +4,7 @@ import pyarrow as pa
 
 from ..errors import QueryError
 from . import sqlfiles
+from .specs import device_specs_table
 
 
 class Engine:
@@ -19,9 +20,12 @@ class Engine:
             else:
                 self.con.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet({_sql_str(t)})")
             self.base[name] = t
+        if "device_specs" not in self.base:  # the device peak table, for op_perf
+            self.base["device_specs"] = device_specs_table()
+            self.con.register("device_specs", self.base["device_specs"])
         files = sqlfiles.load_all()
         self.views = []
-        for name in sqlfiles.ordered(files, set(tables)):
+        for name in sqlfiles.ordered(files, set(self.base)):
             if name in tables:
                 continue
             self.con.execute(files[name][0])
