@@ -22,7 +22,7 @@
 --   start_skew_ns      BIGINT   ns, last_start_ns - first_start_ns
 --   first_end_ns, last_end_ns BIGINT ns, earliest and latest kernel end
 --   end_skew_ns        BIGINT   ns, last_end_ns - first_end_ns
---   first_rank         INTEGER  the rank that arrived first
+--   first_rank         INTEGER  the rank that arrived first (ties: the lowest rank)
 --   last_rank          INTEGER  the rank that arrived last (ties: the lowest rank)
 --   min_dur_ns         BIGINT   ns, shortest kernel: close to the transfer time itself
 --   max_dur_ns         BIGINT   ns, longest kernel: transfer plus the longest wait
@@ -40,7 +40,7 @@ SELECT pg_key, collective, seq, count(*) AS ranks, max(group_size) AS group_size
        max(ts_ns) - min(ts_ns) AS start_skew_ns,
        min(end_ns) AS first_end_ns, max(end_ns) AS last_end_ns,
        max(end_ns) - min(end_ns) AS end_skew_ns,
-       arg_min(rank, (ts_ns, -rank)) AS first_rank,
+       arg_min(rank, (ts_ns, rank)) AS first_rank,
        arg_max(rank, (ts_ns, -rank)) AS last_rank,
        min(dur_ns)::BIGINT AS min_dur_ns, max(dur_ns)::BIGINT AS max_dur_ns
 FROM per_rank
