@@ -1,0 +1,72 @@
+"""`tracecols link --et ET --kineto TRACE -o OUT`: Execution Trace <-> Kineto linking."""
+import json
+import sys
+import time
+from pathlib import Path
+
+import pyarrow as pa
+
+from ..model.et_link import link as link_tables
+from ..read.execution_trace import read_execution_trace
+from ..store import parquet
+from ..store.et_json import write_et_plus
+from ..trace import ingest
+from ..version import SCHEMA_VERSION, __version__
+
+
+def run_link(et_path, kineto_path):
+    """Read both traces and link them: (et dict, linked nodes, et_kernels, summary)."""
+    t0 = time.perf_counter()
+    et = read_execution_trace(et_path)
+    tables, inputs = ingest([kineto_path])
+    nodes, kernels, summary = link_tables(et["nodes"], tables["events"], tables["slices"], tables["kernels"],
+                                          et_pid=et["meta"].get("pid"))
+    summary["et_schema"] = et["meta"].get("schema")
+    summary["seconds"] = round(time.perf_counter() - t0, 3)
+    return et, inputs, nodes, kernels, summary
+
+
+def summary_table(s):
+    cols = {k: [json.dumps(v) if isinstance(v, list) else v] for k, v in s.items()}
+    return pa.table(cols)
+
+
+def link(args):
+    et, inputs, nodes, kernels, s = run_link(args.et, args.kineto)
+    out = Path(args.output)
+    tables = {"et_nodes": nodes, "et_inputs": et["inputs"], "et_outputs": et["outputs"],
+              "et_kernels": kernels, "et_link": summary_table(s)}
+    manifest = {"tracecols_version": __version__, "schema_version": SCHEMA_VERSION, "layout": "et_link",
+                "inputs": [{"path": et["path"], "size": et["size"], "sha256": et["sha256"], "kind": "execution_trace"}]
+                + [dict(i, kind="kineto") for i in inputs],
+                "tables": sorted(tables), "link": s}
+    parquet.write_dir(out, tables, manifest)
+    plus = Path(args.et_plus) if args.et_plus else out / "et_plus.json"
+    write_et_plus(args.et, et["meta"], nodes, kernels, plus)
+    w = sys.stdout.write
+    w(f"ET           {et['path']}  (schema {s['et_schema']}, {s['et_nodes']:,} nodes)\n")
+    w(f"Kineto       {inputs[0]['path']}  ({s['kineto_ops']:,} cpu_op/user_annotation ops)\n")
+    w(f"linked by    {s['method']}  — {s['why']}\n")
+    w(f"matched      {s['matched']:,} of {s['et_ops']:,} ET ops  (match rate {100 * s['match_rate']:.2f}%)"
+      f"; {100 * s['kineto_coverage']:.2f}% of the Kineto ops\n")
+    if s["name_mismatch"]:
+        w(f"not linked   {s['name_mismatch']:,} id matches whose op names differ\n")
+    if s["parent_consistent"] is not None:
+        w(f"check        {100 * s['parent_consistent']:.2f}% of linked parent/child pairs are nested the same "
+          f"way in the Kineto host tree\n")
+    if s["pid_match"] is False:
+        w(f"warning      the ET's pid {s['et_pid']} is not a pid of the Kineto trace ({s['kineto_pids']}): "
+          "are these two traces of the same process?\n")
+    w(f"kernels      {s['kernels_linked']:,} of {s['kernels']:,} device events under a linked op\n")
+    w(f"wrote        {out}/ (et_nodes, et_inputs, et_outputs, et_kernels, et_link .parquet) and {plus}\n")
+    w(f"time         {s['seconds']:.2f} s\n")
+    return 0
+
+
+def register(sub):
+    s = sub.add_parser("link", help="link a PyTorch Execution Trace to its Kineto trace (ET+ JSON and Parquet)")
+    s.add_argument("--et", required=True, help="the Execution Trace (.json / .json.gz)")
+    s.add_argument("--kineto", required=True, help="the Kineto trace of the same run (.json / .json.gz)")
+    s.add_argument("-o", "--output", required=True, help="output directory (Parquet tables + et_plus.json)")
+    s.add_argument("--et-plus", help="write the ET+ JSON here instead of OUTPUT/et_plus.json (.gz to compress)")
+    s.set_defaults(func=link)

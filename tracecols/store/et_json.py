@@ -1,0 +1,83 @@
+"""Write the linked Execution Trace ("ET+"): the ET's own nodes, as read, with the Kineto timing
+of each linked node, and one child node per GPU kernel / memcpy / memset it launched.
+
+The shape is the one Chakra's converter reads: a linked host node gains `ts`, `inclusive_dur`
+and `exclusive_dur` (microseconds, the Kineto clock, exact decimals); a GPU node is a copy of its
+host node (so it keeps the host's inputs, outputs and attrs) with a new `id`, its parent key
+(`ctrl_deps`, or `parent` in schema 1.0.1) set to the host node's id, and `cat`, `ph`, `name`,
+`ts`, `inclusive_dur`, `exclusive_dur` and `stream` of the device event. Host node ids are kept;
+GPU nodes are numbered after the largest id of the ET. Every other value is written as parsed
+(numbers keep their decimal text).
+"""
+import gzip
+import os
+import uuid
+from pathlib import Path
+
+import pyarrow as pa
+
+from ..read import jsontext
+from ..read.kineto import CHUNK, _ijson
+from ..read.restore import _us
+from ..read.source import Source
+
+
+def _open_out(path):
+    tmp = path.parent / f".{path.name}.tmp-{uuid.uuid4().hex[:8]}"
+    raw = open(tmp, "wb")
+    if path.name.endswith(".gz"):
+        return tmp, raw, gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=6, mtime=0)
+    return tmp, raw, raw
+
+
+def write_et_plus(et_path, meta, nodes, kernels, out_path):
+    """Stream `et_path` again and write the ET+ to `out_path` (.json or .json.gz), atomically.
+
+    nodes: et_nodes with the link columns (Arrow); kernels: et_kernels (Arrow).
+    """
+    out = Path(out_path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    nd = nodes.select(["node_id", "ts_ns", "dur_ns", "exclusive_ns"]).to_pydict()
+    timing = {n: (t, d, x) for n, t, d, x in zip(nd["node_id"], nd["ts_ns"], nd["dur_ns"], nd["exclusive_ns"])
+              if t is not None}
+    kids = {}
+    kd = kernels.to_pydict() if isinstance(kernels, pa.Table) else kernels
+    for i, node_id in enumerate(kd["node_id"]):
+        kids.setdefault(node_id, []).append(i)
+    next_id = max((n for n in nd["node_id"] if n is not None), default=0) + 1
+    tmp, raw, f = _open_out(out)
+    try:
+        f.write(b"{")
+        for key, value in meta.items():
+            f.write((jsontext.dumps(str(key)) + ": " + jsontext.dumps(value) + ", ").encode())
+        f.write(b'"nodes": [')
+        first = True
+        with Source(et_path).stream() as src:
+            for node in _ijson().items(src, "nodes.item", buf_size=CHUNK):
+                node_id = node.get("id")
+                t = timing.get(node_id)
+                if t is not None:
+                    node["ts"] = _us(t[0])
+                    node["inclusive_dur"] = _us(t[1])
+                    node["exclusive_dur"] = _us(t[2])
+                f.write((b"" if first else b",\n") + jsontext.dumps(node).encode())
+                first = False
+                parent_key = "parent" if "parent" in node and "ctrl_deps" not in node else "ctrl_deps"
+                for i in kids.get(node_id, ()):
+                    g = dict(node)
+                    g.update({"id": next_id, parent_key: node_id, "cat": kd["cat"][i], "ph": "X",
+                              "name": kd["name"][i], "ts": _us(kd["ts_ns"][i]),
+                              "inclusive_dur": _us(kd["dur_ns"][i] or 0),
+                              "exclusive_dur": _us(kd["dur_ns"][i] or 0), "stream": kd["stream"][i]})
+                    next_id += 1
+                    f.write(b",\n" + jsontext.dumps(g).encode())
+        f.write(b"]}\n")
+        if f is not raw:
+            f.close()
+        raw.close()
+        os.replace(tmp, out)
+    except BaseException:
+        raw.close()
+        tmp.unlink(missing_ok=True)
+        raise
+    return out
