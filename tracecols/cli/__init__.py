@@ -51,6 +51,9 @@ def _parser():
     s.add_argument("lake", help="lake directory written by `tracecols ingest`")
     s.add_argument("--duckdb", required=True, help="the .duckdb file to write")
     s.set_defaults(func=fleet.export)
+
+    from . import link
+    link.register(sub)
     return p
 
 
