@@ -7,6 +7,7 @@ import pyarrow as pa
 from .engine.connection import Engine
 from .errors import SourceIOError
 from .model.events import events_table
+from .model.fx import fx_marks
 from .model.kernels import build_kernels
 from .model.tree import build_slices
 from .model.traces import detect_rank, devices_table, traces_table
@@ -14,7 +15,7 @@ from .read.kineto import read_trace
 from .store import parquet
 from .version import SCHEMA_VERSION, __version__
 
-BASE_TABLES = ("traces", "events", "devices", "slices", "kernels")
+BASE_TABLES = ("traces", "events", "devices", "slices", "kernels", "fx_marks")
 
 
 def ingest(paths):
@@ -30,7 +31,9 @@ def ingest(paths):
         parts["events"].append(events)
         slices = build_slices(events)
         parts["slices"].append(slices)
-        parts["kernels"].append(build_kernels(events, slices))
+        kernels = build_kernels(events, slices)
+        parts["kernels"].append(kernels)
+        parts["fx_marks"].append(fx_marks(slices, kernels))
         parts["traces"].append(traces_table(trace_id, info, events, rank, source))
         parts["devices"].append(devices_table(trace_id, info["metadata"]))
         inputs.append({"path": info["path"], "size": info["size"], "sha256": info["sha256"]})
