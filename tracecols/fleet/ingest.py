@@ -22,7 +22,13 @@ from ..version import SCHEMA_VERSION, __version__
 from . import discover as _discover
 from . import work
 
-BASE_TABLES = ("devices", "events", "kernels", "slices", "traces")
+
+
+def _base_tables():
+    """The tables one trace's ingest produces (the single-trace pipeline decides)."""
+    from ..trace import BASE_TABLES
+
+    return tuple(sorted(BASE_TABLES))
 _RECORD_KEYS = ("trace_id", "path", "size", "sha256", "rank", "rank_source", "world_size", "n_events", "files")
 
 
@@ -67,12 +73,13 @@ class Reporter:
 
 def _new_manifest():
     return {"tracecols_version": __version__, "schema_version": SCHEMA_VERSION, "layout": store.LAYOUT,
-            "tables": list(BASE_TABLES), "partitioning": {"rank": "INTEGER", "null": store.NULL_PARTITION},
+            "tables": list(_base_tables()), "partitioning": {"rank": "INTEGER", "null": store.NULL_PARTITION},
             "traces": [], "inputs": [], "reserved": {}, "next_trace_id": 0}
 
 
 def _finalise(manifest):
     manifest["traces"].sort(key=lambda t: t["trace_id"])
+    manifest["tables"] = sorted({n for t in manifest["traces"] for n in t["files"]} | set(manifest["tables"]))
     manifest["inputs"] = [{"path": t["path"], "size": t["size"], "sha256": t["sha256"]} for t in manifest["traces"]]
     manifest["tracecols_version"], manifest["schema_version"] = __version__, SCHEMA_VERSION
     return manifest
@@ -102,12 +109,13 @@ def ingest_lake(sources, out, executor=None, jobs=None, reporter=None):
     lfs = store.LakeFS(out)
     res.root = lfs.root
     manifest = store.read_manifest(lfs)
-    store.check_writable(lfs, BASE_TABLES)
+    tables = sorted(set(_base_tables()) | set((manifest or {}).get("tables", [])))
+    store.check_writable(lfs, tables)
     paths, skipped = _discover.discover(sources, exclude=[] if lfs.remote else [lfs.root])
     res.skipped = skipped
     for p, why in skipped:
         rep.note(f"skipped {p}: {why}")
-    res.swept = store.sweep(lfs, manifest, BASE_TABLES) if lfs.exists() else []
+    res.swept = store.sweep(lfs, manifest, tables) if lfs.exists() else []
     if res.swept:
         rep.note(f"removed {len(res.swept)} file(s) of traces an earlier run did not finish")
     known = {t["path"]: t for t in (manifest or {}).get("traces", [])}

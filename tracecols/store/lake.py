@@ -181,4 +181,8 @@ def sweep(lfs, manifest, tables):
                 lfs.remove(rel)
                 removed.append(rel)
         lfs.remove_empty_dirs(name)
+    for n in lfs.listdir():  # a manifest rewrite that was cut short
+        if n.startswith(f".{MANIFEST}.tmp-"):
+            lfs.remove(n)
+            removed.append(n)
     return removed
