@@ -52,8 +52,11 @@ def _parser():
     s.add_argument("--duckdb", required=True, help="the .duckdb file to write")
     s.set_defaults(func=fleet.export)
 
-    from . import link
+    from . import diff, link
     link.register(sub)
+    diff.register(sub)
+    from . import analyze
+    analyze.register(sub)
     return p
 
 

@@ -1,0 +1,132 @@
+"""`tracecols analyze SOURCE [-o DIR]`: run every analysis, save them as Parquet, print a summary."""
+import sys
+import time
+
+from ..store import parquet
+from ..trace import open as open_trace
+from ..version import SCHEMA_VERSION, __version__
+
+# The analyses, in the order they are computed and written (views of sql/ over the base tables).
+ANALYSES = (
+    "kernel_stats", "kernel_class_stats", "gpu_timeline", "tracelens_gpu_timeline",
+    "tracelens_kernel_summary", "tracelens_ops_summary", "op_gpu_time", "op_summary",
+    "temporal_breakdown", "comm_compute_overlap", "idle_gaps", "idle_time", "queue_depth",
+    "optimizable_ops", "op_perf", "op_perf_summary",
+)
+
+
+def run_analyses(trace, names=ANALYSES):
+    """{name: Arrow table} of every analysis the trace can answer, and {name: seconds}."""
+    out, secs = {}, {}
+    for name in names:
+        if name not in trace.tables:
+            continue
+        t0 = time.perf_counter()
+        out[name] = trace.table(name)
+        secs[name] = time.perf_counter() - t0
+    return out, secs
+
+
+def unknown_devices(trace):
+    """Names of devices that ran work but have no row in the device peak table."""
+    if "op_perf" not in trace.tables:
+        return []
+    df = trace.sql("""
+        SELECT DISTINCT coalesce(d.name, '(no name)') AS name
+        FROM (SELECT DISTINCT trace_id, device FROM kernels) k
+        LEFT JOIN devices d ON d.trace_id = k.trace_id AND d.device = k.device
+        WHERE NOT EXISTS (SELECT 1 FROM device_specs s WHERE regexp_matches(coalesce(d.name, ''), s.match, 'i'))
+        ORDER BY 1""")
+    return df["name"].to_list()
+
+
+def _ns(v):
+    if v is None:
+        return "-"
+    v = float(v)
+    for unit, div in (("s", 1e9), ("ms", 1e6), ("µs", 1e3)):
+        if abs(v) >= div:
+            return f"{v / div:.3f} {unit}"
+    return f"{v:.0f} ns"
+
+
+def _pct(v):
+    return "-" if v is None else f"{v:.1f}%"
+
+
+def _cut(s, n):
+    s = "" if s is None else str(s)
+    return s if len(s) <= n else s[: n - 1] + "…"
+
+
+def _table(out, title, header, rows, widths):
+    out.write(f"\n{title}\n")
+    if not rows:
+        out.write("  (none)\n")
+        return
+    fmt = "  " + "  ".join(f"{{:{'<' if i == 0 or w < 0 else '>'}{abs(w)}}}" for i, w in enumerate(widths))
+    out.write(fmt.format(*header) + "\n")
+    for r in rows:
+        out.write(fmt.format(*[_cut(c, abs(w)) for c, w in zip(r, widths)]) + "\n")
+
+
+def summary(trace, top=10, out=sys.stdout):
+    """The terminal summary: GPU timeline, top kernels, top ops, worst idle gaps, optimizable ops."""
+    names = trace.tables
+    if "gpu_timeline" in names:
+        df = trace.sql("SELECT * FROM gpu_timeline ORDER BY trace_id, device NULLS FIRST")
+        rows = [(f"trace {r['trace_id']}" + ("" if r["device"] is None else f" dev {r['device']}"),
+                 _ns(r["total_ns"]), _pct(r["busy_pct"]), _pct(r["computation_pct"]),
+                 _pct(r["exposed_comm_pct"]), _pct(r["exposed_memcpy_pct"]), _pct(r["idle_pct"]))
+                for r in df.iter_rows(named=True)]
+        _table(out, "GPU timeline (% of the span from first to last device event)",
+               ("scope", "span", "busy", "compute", "exp.comm", "exp.memcpy", "idle"), rows,
+               (18, 12, 7, 8, 8, 10, 7))
+    if "kernel_stats" in names:
+        df = trace.sql(f"SELECT * FROM kernel_stats ORDER BY sum_ns DESC LIMIT {int(top)}")
+        rows = [(r["name"], r["device"], r["stream"], r["count"], _ns(r["sum_ns"]), _ns(r["mean_ns"]),
+                 _pct(r["time_pct"])) for r in df.iter_rows(named=True)]
+        _table(out, "Top kernels by total time", ("kernel", "dev", "stream", "count", "total", "mean", "share"),
+               rows, (60, 4, 6, 7, 12, 12, 6))
+    if "op_summary" in names:
+        df = trace.sql(f"SELECT * FROM op_summary WHERE direct_busy_ns > 0 ORDER BY direct_busy_ns DESC LIMIT {int(top)}")
+        rows = [(r["name"], r["count"], _ns(r["direct_busy_ns"]), _pct(r["direct_busy_pct"]), _ns(r["cpu_self_ns"]))
+                for r in df.iter_rows(named=True)]
+        _table(out, "Top ops by GPU time (kernels they launched directly)",
+               ("op", "count", "GPU time", "share", "CPU self"), rows, (50, 7, 12, 6, 12))
+    if "idle_gaps" in names:
+        df = trace.sql(f"SELECT * FROM idle_gaps ORDER BY gap_ns DESC LIMIT {int(top)}")
+        rows = [(r["name"], r["device"], r["stream"], _ns(r["gap_ns"]), r["cause"], r["uid"])
+                for r in df.iter_rows(named=True)]
+        _table(out, "Worst idle gaps (before the kernel named)",
+               ("next kernel", "dev", "stream", "gap", "cause", "uid"), rows, (50, 4, 6, 12, 11, 10))
+    if "optimizable_ops" in names:
+        df = trace.sql(f"SELECT * FROM optimizable_ops WHERE score_rank <= {int(top)} ORDER BY device, score_rank")
+        rows = [(r["name"], r["device"], f"{r['score']:.2f}", _pct(r["idle_pct"]), _ns(r["self_ns"]),
+                 r["source"] or "-") for r in df.iter_rows(named=True)]
+        _table(out, "Optimizable ops (device queue draining; idle fraction and self time, z-scored)",
+               ("op", "dev", "score", "idle", "self", "source"), rows, (36, 4, 6, 6, 11, -50))
+
+
+def register(sub):
+    s = sub.add_parser("analyze", help="run every analysis, write each as Parquet (-o), print a summary")
+    s.add_argument("source", help="trace file or tracecols output directory")
+    s.add_argument("-o", "--output", help="directory for the analyses' Parquet files")
+    s.add_argument("--top", type=int, default=10, help="rows per summary table (default 10)")
+    s.set_defaults(func=analyze)
+
+
+def analyze(args):
+    t = open_trace(args.source)
+    tables, secs = run_analyses(t)
+    for name in unknown_devices(t):
+        print(f"tracecols: note: device {name!r} is not in the device peak table; "
+              f"op_perf's % of peak columns are null for it", file=sys.stderr)
+    if args.output:
+        manifest = {"tracecols_version": __version__, "schema_version": SCHEMA_VERSION,
+                    "inputs": t.inputs, "tables": sorted(tables), "kind": "analyses"}
+        out = parquet.write_dir(args.output, tables, manifest)
+        print(f"tracecols: wrote {len(tables)} analyses to {out} ({sum(secs.values()):.2f} s of queries)",
+              file=sys.stderr)
+    summary(t, top=args.top)
+    return 0
