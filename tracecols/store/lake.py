@@ -148,7 +148,7 @@ def read_manifest(lfs):
     if lfs.exists(MANIFEST):
         m = json.loads(lfs.read_text(MANIFEST))
         if m.get("layout") != LAYOUT:
-            raise SourceIOError(lfs.root, "is a single-trace tracecols output, not a lake; write the lake elsewhere")
+            raise SourceIOError(lfs.root, "is a single-trace tracecols output (tracecols.open reads it), not a lake")
         return m
     return None
 
