@@ -1,0 +1,49 @@
+-- kernel_perf: FLOPs and bytes of every device event, from the op that launched it (op_perf).
+-- Answers: how many FLOPs and bytes did this kernel do, and how close to the device's peak did it run?
+-- depends: op_perf, kernels, slices
+-- A device event belongs to the innermost modelled op (op_perf.innermost) whose subtree holds its
+-- launch call (pre-order range on the host tree). The op's FLOPs and bytes are split over the
+-- op's device events in proportion to their durations (an op with one kernel gives it all; the
+-- memset before a GEMM gets its small share), so per-kernel values add up to the op's.
+-- Device events without a modelled op are not listed.
+-- Columns:
+--   trace_id          INTEGER
+--   uid               BIGINT   the device event's uid
+--   name              VARCHAR  kernel name
+--   device, stream    BIGINT
+--   dur_ns            BIGINT   ns
+--   op_uid            BIGINT   the modelled op (op_perf.uid)
+--   op_name           VARCHAR  its name
+--   share             DOUBLE   this event's part of the op's device time (0-1)
+--   kernel_flop       DOUBLE   FLOPs (null for bytes-only ops)
+--   kernel_bytes      DOUBLE   bytes read and written
+--   kernel_num_gb     DOUBLE   kernel_bytes / 1e9 (the unit of Inductor's kernel_num_gb arg)
+--   peak_tflops_per_s, peak_tb_per_s DOUBLE  the op's device peaks (op_perf; null when unknown)
+--   achieved_tflops_per_s, achieved_tb_per_s DOUBLE  kernel_flop, kernel_bytes over dur_ns, in 1e12 per s
+CREATE OR REPLACE VIEW kernel_perf AS
+WITH ops AS (
+    SELECT p.trace_id, p.uid, p.name, p.flops, p.bytes, p.peak_tflops_per_s, p.peak_tb_per_s, s.pre, s.subtree_end
+    FROM op_perf p JOIN slices s ON s.trace_id = p.trace_id AND s.uid = p.uid
+    WHERE p.innermost
+),
+k AS (
+    SELECT k.trace_id, k.uid, k.name, k.device, k.stream, k.dur_ns, l.pre AS lpre
+    FROM kernels k JOIN slices l ON l.trace_id = k.trace_id AND l.uid = k.launch_uid
+),
+owned AS (
+    SELECT k.*, o.uid AS op_uid, o.name AS op_name, o.flops, o.bytes, o.peak_tflops_per_s, o.peak_tb_per_s
+    FROM k JOIN ops o ON o.trace_id = k.trace_id AND k.lpre BETWEEN o.pre AND o.subtree_end
+    QUALIFY row_number() OVER (PARTITION BY k.trace_id, k.uid ORDER BY o.pre DESC) = 1
+),
+shared AS (
+    SELECT *, CASE WHEN sum(dur_ns) OVER w > 0 THEN dur_ns::DOUBLE / sum(dur_ns) OVER w
+                   ELSE 1.0 / count(*) OVER w END AS share
+    FROM owned WINDOW w AS (PARTITION BY trace_id, op_uid)
+)
+SELECT trace_id, uid, name, device, stream, dur_ns, op_uid, op_name, share,
+       flops * share AS kernel_flop, bytes * share AS kernel_bytes, bytes * share / 1e9 AS kernel_num_gb,
+       peak_tflops_per_s, peak_tb_per_s,
+       flops * share / nullif(dur_ns, 0) / 1e3 AS achieved_tflops_per_s,
+       bytes * share / nullif(dur_ns, 0) / 1e3 AS achieved_tb_per_s
+FROM shared
+ORDER BY trace_id, uid;

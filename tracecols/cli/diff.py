@@ -1,0 +1,99 @@
+"""`tracecols diff A B [--by kernel|op|callpath] [-o DIR]`: what changed between two traces."""
+import sys
+
+import polars as pl
+
+from ..errors import Unsupported
+from ..model.diff import diff as diff_frames
+from ..store import parquet
+from ..trace import open as open_trace
+from ..version import SCHEMA_VERSION, __version__
+
+KINDS = ("kernel", "op", "callpath")
+FILES = {"kernel": "diff_kernels", "op": "diff_ops", "callpath": "diff_callpaths"}
+
+
+def side_tables(source):
+    t = open_trace(source)
+    if "slices" not in t.tables or "kernels" not in t.tables:
+        raise Unsupported(source, "diff needs a trace (or a tracecols output directory of one)")
+    d = {"slices": pl.from_arrow(t.table("slices")), "kernels": pl.from_arrow(t.table("kernels"))}
+    if "kernel_perf" in t.tables:
+        d["kernel_perf"] = t.sql("select * from kernel_perf")
+    return t, d
+
+
+def compute(a, b, kinds=KINDS):
+    """{kind: comparison frame} for two trace paths (or tracecols output directories)."""
+    _, ta = side_tables(a)
+    _, tb = side_tables(b)
+    return {k: diff_frames(ta, tb, k) for k in kinds}
+
+
+def _ms(col):
+    return (pl.col(col) / 1e6).round(3)
+
+
+def _short(col, width, left=False):
+    c = pl.col(col).fill_null("")
+    cut = (pl.lit("…") + c.str.slice(-(width - 1))) if left else (c.str.slice(0, width - 1) + pl.lit("…"))
+    return pl.when(c.str.len_chars() > width).then(cut).otherwise(c).alias(col)
+
+
+def terminal(frame, kind, top):
+    f = frame.head(top)
+    if kind == "kernel":
+        cols = [pl.col("status"), pl.col("device"), _short("name", 60),
+                pl.col("count_a").alias("n A"), pl.col("count_b").alias("n B"),
+                _ms("gpu_ns_a").alias("GPU ms A"), _ms("gpu_ns_b").alias("GPU ms B"),
+                _ms("delta_gpu_ns").alias("Δ ms"), pl.col("delta_gpu_pct").round(1).alias("Δ %")]
+        if frame["flops_a"].is_not_null().any() or frame["flops_b"].is_not_null().any():
+            cols += [pl.col("tflops_per_s_a").round(2).alias("TFLOP/s A"), pl.col("tflops_per_s_b").round(2).alias("TFLOP/s B"),
+                     pl.col("flops_pct_of_peak_a").round(1).alias("%peak A"),
+                     pl.col("flops_pct_of_peak_b").round(1).alias("%peak B")]
+        if frame["bytes_a"].is_not_null().any() or frame["bytes_b"].is_not_null().any():
+            cols += [pl.col("tb_per_s_a").round(3).alias("TB/s A"), pl.col("tb_per_s_b").round(3).alias("TB/s B"),
+                     pl.col("bandwidth_pct_of_peak_a").round(1).alias("%bw A"),
+                     pl.col("bandwidth_pct_of_peak_b").round(1).alias("%bw B")]
+    else:
+        key = "name" if kind == "op" else "callpath"
+        cols = [pl.col("status"), _short(key, 70, left=kind == "callpath"),
+                pl.col("count_a").alias("n A"), pl.col("count_b").alias("n B"),
+                _ms("gpu_ns_a").alias("GPU ms A"), _ms("gpu_ns_b").alias("GPU ms B"),
+                _ms("delta_gpu_ns").alias("Δ GPU ms"),
+                _ms("host_ns_a").alias("host ms A"), _ms("host_ns_b").alias("host ms B"),
+                _ms("delta_host_ns").alias("Δ host ms")]
+    return f.select(cols)
+
+
+def diff(args):
+    kinds = KINDS if args.output else (args.by,)
+    res = compute(args.a, args.b, kinds)
+    frame = res[args.by]
+    n_a = (frame["status"] == "only in A").sum()
+    n_b = (frame["status"] == "only in B").sum()
+    out = sys.stdout
+    out.write(f"A  {args.a}\nB  {args.b}\n")
+    out.write(f"{args.by}s: {frame.height} keys, {n_a} only in A, {n_b} only in B; "
+              f"GPU time A {frame['gpu_ns_a'].sum() / 1e6:.3f} ms, B {frame['gpu_ns_b'].sum() / 1e6:.3f} ms"
+              f" (sorted by |Δ GPU time|, top {min(args.top, frame.height)})\n")
+    with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_width_chars=250, fmt_str_lengths=80,
+                   tbl_hide_dataframe_shape=True, tbl_hide_column_data_types=True, float_precision=3):
+        out.write(str(terminal(frame, args.by, args.top)) + "\n")
+    if args.output:
+        tables = {FILES[k]: res[k].to_arrow() for k in KINDS}
+        manifest = {"tracecols_version": __version__, "schema_version": SCHEMA_VERSION, "layout": "diff",
+                    "a": str(args.a), "b": str(args.b), "tables": sorted(tables)}
+        parquet.write_dir(args.output, tables, manifest)
+        out.write(f"wrote {args.output}/ ({', '.join(f + '.parquet' for f in sorted(tables))})\n")
+    return 0
+
+
+def register(sub):
+    s = sub.add_parser("diff", help="compare two traces: kernels, ops or call paths, by change in GPU time")
+    s.add_argument("a", help="trace A (file, URL or tracecols output directory)")
+    s.add_argument("b", help="trace B")
+    s.add_argument("--by", choices=KINDS, default="kernel", help="what to compare on screen (default kernel)")
+    s.add_argument("-o", "--output", help="write all three comparisons as Parquet into this directory")
+    s.add_argument("--top", type=int, default=30, help="rows shown on screen (default 30)")
+    s.set_defaults(func=diff)

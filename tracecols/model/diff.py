@@ -1,0 +1,190 @@
+"""Compare two traces: kernels by name (per device), CPU ops by name, and CPU ops by call path.
+
+Each side is first reduced to one row per key with additive measures (counts, summed
+nanoseconds, summed FLOPs and bytes); `compare` then joins the two sides on the key (full
+outer: a key present on one side only is an "only in A" / "only in B" row), computes the
+changes and sorts by the absolute change in GPU time (ties: host time, then the key).
+
+- kernels: key (device, name); GPU time = sum of the events' durations. FLOPs and bytes come
+  from the `kernel_perf` view (op_perf's model split over the op's kernels); achieved TFLOP/s and
+  TB/s are the summed FLOPs / bytes over the summed time, and the % of peak divides by the
+  duration-weighted peak of the events that have one.
+- ops: key name, over cpu_op slices; host time = sum of durations, self = sum of self times,
+  GPU time = sum of the durations of the device events each op launched directly (`op_uid`, so
+  nested ops of one name are not counted twice).
+- callpaths: key = the names of the op's enclosing cpu_op / user_annotation slices from the root
+  down to it, joined by " > " (`ProfilerStep#N` written as `ProfilerStep#*` so that steps of the
+  two traces meet); measures as for ops.
+"""
+import numpy as np
+import polars as pl
+
+from .tree import nearest
+
+KEYS = {"kernel": ["device", "name"], "op": ["name"], "callpath": ["callpath"]}
+PATH_CATS = ("cpu_op", "user_annotation")
+SEP = " > "
+
+
+def kernel_side(kernels, perf=None):
+    """kernels: polars frame of the `kernels` table; perf: of the `kernel_perf` view (or None)."""
+    k = kernels.select(["trace_id", "uid", "device", "name", "dur_ns"])
+    if perf is not None and perf.height:
+        p = perf.select(["trace_id", "uid", "kernel_flop", "kernel_bytes", "peak_tflops_per_s", "peak_tb_per_s"])
+        k = k.join(p, on=["trace_id", "uid"], how="left")
+    else:
+        k = k.with_columns([pl.lit(None, pl.Float64).alias(c) for c in
+                            ("kernel_flop", "kernel_bytes", "peak_tflops_per_s", "peak_tb_per_s")])
+    d = pl.col("dur_ns").fill_null(0)
+    return (k.group_by(["device", "name"]).agg(
+        pl.len().cast(pl.Int64).alias("count"),
+        d.sum().cast(pl.Int64).alias("gpu_ns"),
+        pl.col("kernel_flop").sum().alias("flops"),
+        pl.col("kernel_bytes").sum().alias("bytes"),
+        pl.col("kernel_flop").is_not_null().any().alias("_has_flops"),
+        pl.col("kernel_bytes").is_not_null().any().alias("_has_bytes"),
+        (d * pl.col("peak_tflops_per_s")).sum().alias("_peak_f"),  # ns · TFLOP/s
+        (d * pl.col("peak_tb_per_s")).sum().alias("_peak_b"),
+        d.filter(pl.col("kernel_flop").is_not_null()).sum().alias("_ns_f"),
+        d.filter(pl.col("kernel_bytes").is_not_null()).sum().alias("_ns_b"),
+    ).with_columns(
+        pl.when(pl.col("_has_flops")).then(pl.col("flops")).alias("flops"),
+        pl.when(pl.col("_has_bytes")).then(pl.col("bytes")).alias("bytes"),
+    ))
+
+
+def _finish_kernel(side):
+    """Rates and % of peak of a kernel side (after summing)."""
+    return side.with_columns(
+        (pl.col("flops") / pl.col("_ns_f").replace(0, None) / 1e3).alias("tflops_per_s"),
+        (pl.col("bytes") / pl.col("_ns_b").replace(0, None) / 1e3).alias("tb_per_s"),
+        (100.0 * pl.col("flops") / (pl.col("_peak_f").replace(0, None) * 1e3)).alias("flops_pct_of_peak"),
+        (100.0 * pl.col("bytes") / (pl.col("_peak_b").replace(0, None) * 1e3)).alias("bandwidth_pct_of_peak"),
+    ).drop(["_has_flops", "_has_bytes", "_peak_f", "_peak_b", "_ns_f", "_ns_b"])
+
+
+def _op_gpu(slices, kernels):
+    g = (kernels.filter(pl.col("op_uid").is_not_null())
+         .group_by(["trace_id", "op_uid"]).agg(pl.col("dur_ns").fill_null(0).sum().cast(pl.Int64).alias("_gpu"),
+                                                pl.len().alias("_nk")))
+    return slices.join(g.rename({"op_uid": "uid"}), on=["trace_id", "uid"], how="left").with_columns(
+        pl.col("_gpu").fill_null(0), pl.col("_nk").fill_null(0))
+
+
+def _agg(frame, keys):
+    return frame.group_by(keys).agg(
+        pl.len().cast(pl.Int64).alias("count"),
+        pl.col("dur_ns").fill_null(0).sum().cast(pl.Int64).alias("host_ns"),
+        pl.col("self_ns").fill_null(0).sum().cast(pl.Int64).alias("self_ns"),
+        pl.col("_nk").sum().cast(pl.Int64).alias("kernels"),
+        pl.col("_gpu").sum().cast(pl.Int64).alias("gpu_ns"),
+    )
+
+
+def op_side(slices, kernels):
+    """slices, kernels: polars frames of the base tables."""
+    ops = _op_gpu(slices.filter(pl.col("cat") == "cpu_op"), kernels)
+    return _agg(ops, ["name"])
+
+
+def callpaths(slices):
+    """polars frame (trace_id, uid, callpath) for every cpu_op / user_annotation slice."""
+    s = slices.select(["trace_id", "uid", "cat", "name", "parent_uid", "depth"])
+    n = s.height
+    if n == 0:
+        return pl.DataFrame(schema={"trace_id": pl.Int32, "uid": pl.Int64, "callpath": pl.String})
+    key = s.select(["trace_id", "uid"]).with_row_index("_i")
+    parent = (s.select(["trace_id", pl.col("parent_uid").alias("uid")])
+              .join(key, on=["trace_id", "uid"], how="left", maintain_order="left")["_i"]
+              .fill_null(-1).to_numpy().astype(np.int64))
+    on_path = s["cat"].is_in(list(PATH_CATS)).to_numpy()
+    up = nearest(parent, on_path, include_self=False)  # nearest path slice strictly above
+    name = s["name"].fill_null("").str.replace(r"^ProfilerStep#\d+$", "ProfilerStep#*").to_numpy().astype(object)
+    # path depth among path slices, then build the strings level by level (parents first)
+    pdepth = np.zeros(n, np.int64)
+    ptr = up.copy()
+    while (ptr >= 0).any():
+        live = ptr >= 0
+        pdepth[live] += 1
+        ptr = np.where(live, up[np.maximum(ptr, 0)], -1)
+    path = np.empty(n, object)
+    for lvl in range(int(pdepth.max()) + 1 if n else 0):
+        idx = np.flatnonzero((pdepth == lvl) & on_path)
+        if lvl == 0:
+            path[idx] = name[idx]
+        else:
+            path[idx] = path[up[idx]] + SEP + name[idx]
+    keep = np.flatnonzero(on_path)
+    return pl.DataFrame({"trace_id": s["trace_id"].to_numpy()[keep], "uid": s["uid"].to_numpy()[keep],
+                         "callpath": pl.Series(path[keep].tolist(), dtype=pl.String)})
+
+
+def callpath_side(slices, kernels):
+    ops = _op_gpu(slices.filter(pl.col("cat") == "cpu_op"), kernels)
+    ops = ops.join(callpaths(slices), on=["trace_id", "uid"], how="left")
+    return _agg(ops, ["callpath"])
+
+
+def compare(a, b, keys, kind):
+    """Join side tables `a` and `b` on `keys`; add status, deltas; sort by |delta gpu_ns|."""
+    measures = [c for c in a.columns if c not in keys]
+    ja = a.rename({c: f"{c}_a" for c in measures}).with_columns(pl.lit(True).alias("_ina"))
+    jb = b.rename({c: f"{c}_b" for c in measures}).with_columns(pl.lit(True).alias("_inb"))
+    j = ja.join(jb, on=keys, how="full", coalesce=True, nulls_equal=True)
+    if kind == "kernel":
+        j = _finish_kernel_pair(j)
+        measures = [c for c in j.columns if c.endswith("_a") and c[:-2] not in keys]
+        measures = [c[:-2] for c in measures]
+    additive = ["count", "gpu_ns", "host_ns", "self_ns", "kernels"]
+    fills = [pl.col(f"{m}_{s}").fill_null(0) for m in additive if f"{m}_a" in j.columns for s in "ab"]
+    j = j.with_columns(fills).with_columns(
+        pl.when(pl.col("_ina").is_null()).then(pl.lit("only in B"))
+          .when(pl.col("_inb").is_null()).then(pl.lit("only in A"))
+          .otherwise(pl.lit("both")).alias("status"),
+        (pl.col("count_b") - pl.col("count_a")).alias("delta_count"),
+        (pl.col("gpu_ns_b") - pl.col("gpu_ns_a")).alias("delta_gpu_ns"),
+    ).drop(["_ina", "_inb"])
+    if "host_ns_a" in j.columns:
+        j = j.with_columns((pl.col("host_ns_b") - pl.col("host_ns_a")).alias("delta_host_ns"))
+    else:
+        j = j.with_columns(
+            (pl.col("gpu_ns_a") / pl.col("count_a").replace(0, None)).alias("mean_ns_a"),
+            (pl.col("gpu_ns_b") / pl.col("count_b").replace(0, None)).alias("mean_ns_b"),
+            pl.lit(0, pl.Int64).alias("delta_host_ns"))
+    j = j.with_columns(
+        (100.0 * pl.col("delta_gpu_ns") / pl.col("gpu_ns_a").replace(0, None)).alias("delta_gpu_pct"),
+        pl.col("delta_gpu_ns").abs().alias("_abs"), pl.col("delta_host_ns").abs().alias("_abs_h"))
+    j = j.sort(["_abs", "_abs_h"] + keys, descending=[True, True] + [False] * len(keys), nulls_last=True)
+    if kind == "kernel":
+        j = j.drop("delta_host_ns")
+    front = ["status"] + keys + ["delta_gpu_ns", "delta_gpu_pct", "delta_count"]
+    front += ["delta_host_ns"] if "delta_host_ns" in j.columns else []
+    rest = [c for c in j.columns if c not in front and not c.startswith("_")]
+    return j.select(front + sorted(rest, key=lambda c: (c[:-2], c[-1:])))
+
+
+def _finish_kernel_pair(j):
+    out = j
+    for s in "ab":
+        side = out.select([c for c in out.columns if c.endswith(f"_{s}")]).rename(
+            {c: c[:-2] for c in out.columns if c.endswith(f"_{s}")})
+        fin = _finish_kernel(side).rename(lambda c: f"{c}_{s}")
+        out = pl.concat([out.drop([c for c in out.columns if c.endswith(f"_{s}")]), fin], how="horizontal")
+    return out
+
+
+def diff(a_tables, b_tables, kind):
+    """a_tables/b_tables: dicts of polars frames ('slices', 'kernels', and 'kernel_perf' when
+    available). Returns the comparison frame for `kind` in ('kernel', 'op', 'callpath')."""
+    if kind == "kernel":
+        sa = kernel_side(a_tables["kernels"], a_tables.get("kernel_perf"))
+        sb = kernel_side(b_tables["kernels"], b_tables.get("kernel_perf"))
+    elif kind == "op":
+        sa = op_side(a_tables["slices"], a_tables["kernels"])
+        sb = op_side(b_tables["slices"], b_tables["kernels"])
+    elif kind == "callpath":
+        sa = callpath_side(a_tables["slices"], a_tables["kernels"])
+        sb = callpath_side(b_tables["slices"], b_tables["kernels"])
+    else:
+        raise ValueError(f"unknown diff kind {kind!r}")
+    return compare(sa, sb, KEYS[kind], kind)
