@@ -44,11 +44,31 @@ class InlineExecutor(cf.Executor):
         return f
 
 
+_THREAD_VARS = ("POLARS_MAX_THREADS", "OMP_NUM_THREADS")
+
+
 def process_pool(jobs=None):
-    """A process pool whose workers fork from a server that has the ingest code imported."""
-    jobs = jobs or os.cpu_count() or 1
+    """A process pool whose workers fork from a server that has the ingest code imported.
+
+    The server starts with the thread pools of polars and Arrow sized cores // jobs, so that
+    N single-trace workers on N cores do not each spin up N threads.
+    """
+    from multiprocessing import forkserver
+
+    cores = os.cpu_count() or 1
+    jobs = jobs or cores
     ctx = multiprocessing.get_context("forkserver")
     ctx.set_forkserver_preload(["tracecols.fleet.work", "tracecols.trace"])
+    saved = {k: os.environ.get(k) for k in _THREAD_VARS}
+    os.environ.update({k: str(max(1, cores // jobs)) for k in _THREAD_VARS})
+    try:
+        forkserver.ensure_running()  # inherits the environment now; a running server is kept as is
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
     return cf.ProcessPoolExecutor(max_workers=jobs, mp_context=ctx)
 
 
