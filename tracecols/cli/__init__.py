@@ -52,9 +52,10 @@ def _parser():
     s.add_argument("--duckdb", required=True, help="the .duckdb file to write")
     s.set_defaults(func=fleet.export)
 
-    from . import diff, link
+    from . import augment, diff, link
     link.register(sub)
     diff.register(sub)
+    augment.register(sub)
     from . import analyze
     analyze.register(sub)
     return p
