@@ -6,8 +6,10 @@ usage: bench/fleet.py DIR [--jobs 2] [--hta-python PY] [--make-ranks 8 --steps 1
   DIR           rank traces of one job (e.g. 8 x 35 MB); with --make-ranks N and DIR empty or
                 absent, N synthetic ranks are written there first by ../shared/tools/synth_trace.py
                 (--steps 140 gives ~35 MB per rank)
-  --hta-python  a Python that has `holistictraceanalysis` (pip install 'tracecols[bench]');
-                default: this one. HTA is timed in that interpreter, in its own process, around
+  --hta-python  a Python that has `holistictraceanalysis` (pip install 'tracecols[bench]';
+                HTA 0.5.0 fails on pandas 3 with "Invalid value ... for dtype 'int16'", hence
+                pandas<3 in that extra; a separate venv keeps HTA's many dependencies out of
+                tracecols's); default: this one. HTA is timed in that interpreter, in its own process, around
                 the TraceAnalysis(trace_dir=DIR) constructor only (imports excluded).
 
 Times are wall-clock, measured in this one run (the machines are shared and noisy: compare
