@@ -4,8 +4,9 @@
 -- where in the Python source was it called from.
 -- depends: slices, kernels
 -- Busy time = length of the union of the device intervals (overlaps counted once, all
--- devices and streams together). Subtree membership is a pre-order range condition:
--- a launch lies beneath op o iff o.pre <= launch.pre <= o.subtree_end (same trace).
+-- devices and streams together). Subtree membership: a kernel was launched beneath op o
+-- iff o is in the kernel's op_path (its op_uid and every cpu_op above it), an equality
+-- join on unnest(op_path) (a range join on the pre-order numbers is far slower in DuckDB).
 -- Columns:
 --   trace_id            INTEGER  trace the op belongs to
 --   rank                INTEGER  rank of that trace (null when unknown)
@@ -29,16 +30,15 @@ CREATE OR REPLACE VIEW op_gpu_time AS
 WITH ops AS (
     SELECT * FROM slices WHERE cat = 'cpu_op'
 ),
-lk AS (  -- every linked device event with its launch's pre-order number
-    SELECT k.trace_id, k.uid AS kuid, k.ts_ns, k.end_ns, k.dur_ns, k.op_uid, l.pre AS lpre
-    FROM kernels k JOIN slices l ON l.trace_id = k.trace_id AND l.uid = k.launch_uid
+lk AS (  -- every linked device event that has a cpu_op above its launch
+    SELECT k.trace_id, k.uid AS kuid, k.ts_ns, k.end_ns, k.dur_ns, k.op_uid, k.op_path
+    FROM kernels k WHERE k.op_uid IS NOT NULL
 ),
 direct_iv AS (
     SELECT trace_id, op_uid AS ouid, ts_ns, end_ns, dur_ns FROM lk WHERE op_uid IS NOT NULL
 ),
 sub_iv AS (
-    SELECT o.trace_id, o.uid AS ouid, lk.ts_ns, lk.end_ns, lk.dur_ns
-    FROM ops o JOIN lk ON lk.trace_id = o.trace_id AND lk.lpre BETWEEN o.pre AND o.subtree_end
+    SELECT trace_id, unnest(op_path) AS ouid, ts_ns, end_ns, dur_ns FROM lk
 ),
 direct_g AS (
     SELECT *, max(end_ns) OVER (PARTITION BY trace_id, ouid ORDER BY ts_ns, end_ns

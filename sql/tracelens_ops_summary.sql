@@ -21,13 +21,13 @@
 --   "Cumulative Percentage (%)"    DOUBLE   % (0–100), running sum of the previous column in row order
 CREATE OR REPLACE VIEW tracelens_ops_summary AS
 WITH gk AS (  -- the GPU events TraceLens counts
-    SELECT k.trace_id, k.ts_ns, k.end_ns, k.launcher_uid, l.pre AS lpre
-    FROM kernels k JOIN slices l ON l.trace_id = k.trace_id AND l.uid = k.launch_uid
+    SELECT k.trace_id, k.ts_ns, k.end_ns, k.launcher_uid, k.op_path
+    FROM kernels k
     WHERE k.launcher_uid IS NOT NULL
       AND NOT (k.name ILIKE '%nccl%' OR k.name ILIKE '%rccl%' OR k.name ILIKE '%cross_device_reduce%')
 ),
 launchers AS (
-    SELECT DISTINCT s.trace_id, s.uid, s.name, s.cat, s.pre, s.subtree_end
+    SELECT DISTINCT s.trace_id, s.uid, s.name, s.cat
     FROM slices s JOIN (SELECT DISTINCT trace_id, launcher_uid FROM gk) g
       ON g.trace_id = s.trace_id AND g.launcher_uid = s.uid
 ),
@@ -35,7 +35,13 @@ iv AS (
     SELECT trace_id, launcher_uid AS luid, 'direct' AS kind, ts_ns, end_ns FROM gk
     UNION ALL
     SELECT l.trace_id, l.uid, 'subtree', gk.ts_ns, gk.end_ns
-    FROM launchers l JOIN gk ON gk.trace_id = l.trace_id AND gk.lpre BETWEEN l.pre AND l.subtree_end
+    FROM launchers l JOIN (  -- beneath a cpu_op launcher: it is in the event's op_path;
+                             -- a launch call that is its own launcher has only its own events
+        SELECT trace_id, unnest(op_path) AS luid, ts_ns, end_ns FROM gk
+        UNION ALL
+        SELECT trace_id, launcher_uid, ts_ns, end_ns FROM gk
+        WHERE NOT list_contains(coalesce(op_path, []), launcher_uid)
+    ) gk ON gk.trace_id = l.trace_id AND gk.luid = l.uid
 ),
 g AS (
     SELECT *, max(end_ns) OVER (PARTITION BY trace_id, luid, kind ORDER BY ts_ns, end_ns

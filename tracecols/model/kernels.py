@@ -28,6 +28,7 @@ KERNELS_SCHEMA = pa.schema([
     ("launch_uid", pa.int64()), ("link", pa.string()), ("launch_name", pa.string()),
     ("launch_ts_ns", pa.int64()), ("launch_pid", pa.int64()), ("launch_tid", pa.int64()),
     ("op_uid", pa.int64()), ("top_op_uid", pa.int64()), ("launcher_uid", pa.int64()),
+    ("op_path", pa.list_(pa.int64())),
 ])
 
 # kernel_class by name, first match wins (lower-cased name; cat decides memcpy/memset first)
@@ -121,6 +122,7 @@ def build_kernels(ev, slices):
                             "op_uid", "top_op_uid"]).join(
         lmap.rename({"uid": "launch_uid"}), on=["trace_id", "launch_uid"], how="left")
     k = k.join(info, on=["trace_id", "launch_uid"], how="left").sort(["trace_id", "uid"])
+    k = k.join(op_paths(sl, k), on=["trace_id", "uid"], how="left")
     out = k.select([f.name for f in KERNELS_SCHEMA]).to_arrow()
     return pa.table([out.column(f.name).cast(f.type) for f in KERNELS_SCHEMA], schema=KERNELS_SCHEMA)
 
@@ -154,3 +156,28 @@ def launcher_map(sl):
     is_launch = np.isin(cat, list(LAUNCH_CATS))
     return pl.DataFrame({"trace_id": sl["trace_id"].filter(pl.Series(is_launch)),
                          "uid": uid[is_launch], "launcher_uid": launcher[is_launch]})
+
+
+def op_paths(sl, k):
+    """(trace_id, uid, op_path) per kernel: its op_uid and every cpu_op above it, nearest first.
+
+    A kernel was launched beneath cpu_op X exactly when X is in its op_path, so subtree
+    sums are equality joins on unnest(op_path) rather than range joins on the pre-order.
+    """
+    parent_op = (sl.select(["trace_id", "uid", "parent_uid"])
+                 .join(sl.select(["trace_id", pl.col("uid").alias("parent_uid"), pl.col("op_uid").alias("up")]),
+                       on=["trace_id", "parent_uid"], how="left")
+                 .select(["trace_id", pl.col("uid").alias("cur"), "up"]))
+    cur = k.filter(pl.col("op_uid").is_not_null()).select(["trace_id", "uid", pl.col("op_uid").alias("cur")])
+    steps = []
+    depth = 0
+    while cur.height:
+        steps.append(cur.with_columns(pl.lit(depth).alias("_d")))
+        cur = (cur.join(parent_op, on=["trace_id", "cur"], how="inner")
+               .filter(pl.col("up").is_not_null())
+               .select(["trace_id", "uid", pl.col("up").alias("cur")]))
+        depth += 1
+    if not steps:
+        return pl.DataFrame(schema={"trace_id": pl.Int32, "uid": pl.Int64, "op_path": pl.List(pl.Int64)})
+    return (pl.concat(steps).sort(["trace_id", "uid", "_d"])
+            .group_by(["trace_id", "uid"], maintain_order=True).agg(pl.col("cur").alias("op_path")))
