@@ -1,8 +1,8 @@
 -- kernel_perf: FLOPs and bytes of every device event, from the op that launched it (op_perf).
 -- Answers: how many FLOPs and bytes did this kernel do, and how close to the device's peak did it run?
--- depends: op_perf, kernels, slices
+-- depends: op_perf, kernels
 -- A device event belongs to the innermost modelled op (op_perf.innermost) whose subtree holds its
--- launch call (pre-order range on the host tree). The op's FLOPs and bytes are split over the
+-- launch call (the first modelled op in kernels.op_path, nearest first). The op's FLOPs and bytes are split over the
 -- op's device events in proportion to their durations (an op with one kernel gives it all; the
 -- memset before a GEMM gets its small share), so per-kernel values add up to the op's.
 -- Device events without a modelled op are not listed.
@@ -22,18 +22,19 @@
 --   achieved_tflops_per_s, achieved_tb_per_s DOUBLE  kernel_flop, kernel_bytes over dur_ns, in 1e12 per s
 CREATE OR REPLACE VIEW kernel_perf AS
 WITH ops AS (
-    SELECT p.trace_id, p.uid, p.name, p.flops, p.bytes, p.peak_tflops_per_s, p.peak_tb_per_s, s.pre, s.subtree_end
-    FROM op_perf p JOIN slices s ON s.trace_id = p.trace_id AND s.uid = p.uid
+    SELECT p.trace_id, p.uid, p.name, p.flops, p.bytes, p.peak_tflops_per_s, p.peak_tb_per_s
+    FROM op_perf p
     WHERE p.innermost
 ),
 k AS (
-    SELECT k.trace_id, k.uid, k.name, k.device, k.stream, k.dur_ns, l.pre AS lpre
-    FROM kernels k JOIN slices l ON l.trace_id = k.trace_id AND l.uid = k.launch_uid
+    SELECT k.trace_id, k.uid, k.name, k.device, k.stream, k.dur_ns,
+           unnest(k.op_path) AS ouid, generate_subscripts(k.op_path, 1) AS lvl
+    FROM kernels k
 ),
 owned AS (
-    SELECT k.*, o.uid AS op_uid, o.name AS op_name, o.flops, o.bytes, o.peak_tflops_per_s, o.peak_tb_per_s
-    FROM k JOIN ops o ON o.trace_id = k.trace_id AND k.lpre BETWEEN o.pre AND o.subtree_end
-    QUALIFY row_number() OVER (PARTITION BY k.trace_id, k.uid ORDER BY o.pre DESC) = 1
+    SELECT k.* EXCLUDE (ouid, lvl), o.uid AS op_uid, o.name AS op_name, o.flops, o.bytes, o.peak_tflops_per_s, o.peak_tb_per_s
+    FROM k JOIN ops o ON o.trace_id = k.trace_id AND o.uid = k.ouid
+    QUALIFY row_number() OVER (PARTITION BY k.trace_id, k.uid ORDER BY k.lvl) = 1
 ),
 shared AS (
     SELECT *, CASE WHEN sum(dur_ns) OVER w > 0 THEN dur_ns::DOUBLE / sum(dur_ns) OVER w
