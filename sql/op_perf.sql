@@ -57,7 +57,7 @@ CREATE OR REPLACE MACRO _tc_ints(s) AS
 CREATE OR REPLACE MACRO _tc_at(l, i) AS l[least(i, len(l))];
 CREATE OR REPLACE MACRO _tc_true(s) AS (lower(s) IN ('true', '1'));
 CREATE OR REPLACE VIEW op_perf AS
-WITH ops AS (
+WITH ops AS MATERIALIZED (
     SELECT s.trace_id, s.rank, s.uid, s.name, s.pid, s.tid, s.ts_ns, s.pre, s.subtree_end,
            e.input_dims AS d, e.input_types AS ty, e.concrete_inputs AS ci,
            e.flops AS prof_flops, e.kernel_flop, e.kernel_num_gb,
@@ -241,18 +241,18 @@ other_m AS (  -- ops with no shape model but a flops / kernel_flop / kernel_num_
 m AS (
     SELECT * FROM shape_m UNION ALL SELECT * FROM other_m
 ),
-mo AS (SELECT m.*, o.name, o.pid, o.tid, o.ts_ns, o.rank, o.pre, o.subtree_end, o.d FROM m JOIN ops o USING (trace_id, uid)),
-nested AS (  -- modelled ops that have another modelled op beneath them
-    SELECT DISTINCT a.trace_id, a.uid FROM mo a JOIN mo b
-      ON b.trace_id = a.trace_id AND b.pre > a.pre AND b.pre <= a.subtree_end
+mo AS MATERIALIZED (SELECT m.*, o.name, o.pid, o.tid, o.ts_ns, o.rank, o.pre, o.subtree_end, o.d FROM m JOIN ops o USING (trace_id, uid)),
+nested AS (  -- modelled ops with another modelled op beneath them: in pre-order, the next
+             -- modelled op after one lies inside its subtree exactly when it has such a descendant
+    SELECT trace_id, uid FROM (
+        SELECT trace_id, uid, subtree_end, lead(pre) OVER (PARTITION BY trace_id ORDER BY pre) AS next_pre
+        FROM (SELECT DISTINCT trace_id, uid, pre, subtree_end FROM mo))
+    WHERE next_pre <= subtree_end
 ),
-lk AS (  -- device events with their launch's pre-order number
-    SELECT k.trace_id, k.device, k.ts_ns, k.end_ns, l.pre AS lpre
-    FROM kernels k JOIN slices l ON l.trace_id = k.trace_id AND l.uid = k.launch_uid
-),
-sub AS (
-    SELECT mo.trace_id, mo.uid, lk.device, lk.ts_ns, lk.end_ns
-    FROM mo JOIN lk ON lk.trace_id = mo.trace_id AND lk.lpre BETWEEN mo.pre AND mo.subtree_end
+sub AS (  -- device events launched in each modelled op's subtree (the op is on the kernel's op_path)
+    SELECT k.trace_id, p.uid, k.device, k.ts_ns, k.end_ns
+    FROM (SELECT trace_id, device, ts_ns, end_ns, unnest(op_path) AS ouid FROM kernels) k
+    JOIN (SELECT DISTINCT trace_id, uid FROM mo) p ON p.trace_id = k.trace_id AND p.uid = k.ouid
 ),
 busy AS (
     SELECT trace_id, uid, min(device) AS device, count(*) AS kernels, sum(c)::BIGINT AS gpu_ns

@@ -33,6 +33,10 @@
 --   idle_pct       DOUBLE   % (0-100), idle_ns / dur_ns
 --   score          DOUBLE   z(idle fraction) + 0.6 z(self time)
 --   source         VARCHAR  nearest enclosing python frame whose name looks like file.py(line) (null if none)
+-- range joins carry (trace, device) in the key (one inequality join, no hash join on the group)
+CREATE OR REPLACE MACRO _tc_pkey(tr, p) AS (tr::HUGEINT << 64) + p::HUGEINT;
+CREATE OR REPLACE MACRO _tc_tkey(tr, dev, t) AS
+    (((tr::HUGEINT << 48) + (dev::HUGEINT % 281474976710656)) << 64) + t::HUGEINT;
 CREATE OR REPLACE VIEW optimizable_ops AS
 WITH q AS (
     SELECT *, (depth <= 0)::INT AS z,
@@ -116,14 +120,15 @@ idle_u AS (  -- union of the idle intervals as disjoint pieces
 ),
 cand AS (
     SELECT DISTINCT o.* FROM ops o JOIN falling f
-      ON f.trace_id = o.trace_id AND f.device = o.device
-     AND greatest(o.ts_ns, f.b) < least(o.end_ns, f.e)
+      ON _tc_tkey(f.trace_id, f.device, f.b) < _tc_tkey(o.trace_id, o.device, o.end_ns)
+     AND _tc_tkey(f.trace_id, f.device, f.e) > _tc_tkey(o.trace_id, o.device, o.ts_ns)
 ),
 idle_of AS (
     SELECT c.trace_id, c.device, c.uid,
            coalesce(sum(least(c.end_ns, i.e) - greatest(c.ts_ns, i.b)), 0) AS idle_ns
     FROM cand c JOIN idle_u i
-      ON i.trace_id = c.trace_id AND i.device = c.device AND i.b < c.end_ns AND i.e > c.ts_ns
+      ON _tc_tkey(i.trace_id, i.device, i.b) < _tc_tkey(c.trace_id, c.device, c.end_ns)
+     AND _tc_tkey(i.trace_id, i.device, i.e) > _tc_tkey(c.trace_id, c.device, c.ts_ns)
     GROUP BY ALL
 ),
 sc AS (
@@ -141,8 +146,9 @@ z AS (
 src AS (  -- nearest enclosing slice whose name looks like file.py(line): a pre-order range join
     SELECT c.trace_id, c.uid, arg_max(a.name, a.depth) AS source
     FROM (SELECT DISTINCT z.trace_id, z.uid, s.pre FROM z JOIN slices s ON s.trace_id = z.trace_id AND s.uid = z.uid) c
-    JOIN slices a ON a.trace_id = c.trace_id AND a.pre < c.pre AND c.pre <= a.subtree_end
-    WHERE a.cat = 'python_function' AND regexp_matches(a.name, '\.py\(.*\)')
+    JOIN (SELECT * FROM slices WHERE cat = 'python_function' AND regexp_matches(name, '\.py\(.*\)')) a
+      ON _tc_pkey(a.trace_id, a.pre) < _tc_pkey(c.trace_id, c.pre)
+     AND _tc_pkey(c.trace_id, c.pre) <= _tc_pkey(a.trace_id, a.subtree_end)
     GROUP BY ALL
 )
 SELECT z.trace_id, t.rank, z.device,
