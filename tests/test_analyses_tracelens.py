@@ -1,0 +1,88 @@
+"""The TraceLens compatibility views and op_perf's GEMM sizes against TraceLens's own CSVs."""
+import ast
+import collections
+import csv
+import math
+from pathlib import Path
+
+import pytest
+
+import tracecols
+from conftest import CORPUS
+
+pytestmark = pytest.mark.corpus
+
+REPORTS = sorted((CORPUS / "TraceLens").rglob("*_perf_report_csvs")) if CORPUS.is_dir() else []
+# TraceLens's gpu_timeline.csv for this trace is ~2.6 % away from its own definition on
+# computation/busy time (ORACLES.md, docs/analyses.md): only those two rows are exempt there.
+KNOWN = {"normalization_layer_test": {"computation_time", "busy_time"}}
+
+
+def _trace(report):
+    return Path(str(report).replace("_perf_report_csvs", ".json.gz"))
+
+
+def _close(a, b, rel=1e-3, abs_=1e-3):
+    return math.isclose(a, b, rel_tol=rel, abs_tol=abs_)
+
+
+@pytest.fixture(scope="module", params=REPORTS, ids=lambda p: p.name.replace("_perf_report_csvs", ""))
+def report(request):
+    return request.param, tracecols.open(_trace(request.param))
+
+
+def test_gpu_timeline(report):
+    d, t = report
+    ref = {r["type"]: (float(r["time ms"]), float(r["percent"])) for r in csv.DictReader(open(d / "gpu_timeline.csv"))}
+    ours = {r["type"]: (r["time ms"], r["percent"]) for r in t.sql("select * from tracelens_gpu_timeline").iter_rows(named=True)}
+    assert list(ours) == list(ref)
+    exempt = next((v for k, v in KNOWN.items() if k in d.name), set())
+    for typ, (ms, pct) in ref.items():
+        if typ in exempt:
+            assert not _close(ms, ours[typ][0], abs_=1e-6), "known discrepancy vanished: update KNOWN and docs"
+            assert _close(ms, ours[typ][0], rel=0.03)
+            continue
+        assert _close(ms, ours[typ][0], abs_=1e-5), (typ, ms, ours[typ])
+        assert _close(pct, ours[typ][1], abs_=1e-3), (typ, pct, ours[typ])
+
+
+def test_kernel_summary(report):
+    d, t = report
+    rows = list(csv.DictReader(open(d / "kernel_summary.csv")))
+    has_op = "Parent cpu_op" in rows[0]
+
+    def key(r):
+        return (r["Parent op category"], r["Parent cpu_op"] if has_op else None, r["Kernel name"], int(r["Kernel stream"]))
+
+    ref = {key(r): r for r in rows}
+    ours = {key(r): r for r in t.sql("select * from tracelens_kernel_summary").iter_rows(named=True)}
+    assert set(ours) == set(ref)
+    for k, r in ref.items():
+        o = ours[k]
+        assert int(r["Kernel duration (µs)_count"]) == o["Kernel duration (µs)_count"]
+        for col in ("Kernel duration (µs)_sum", "Kernel duration (µs)_mean", "Kernel duration (µs)_min",
+                    "Kernel duration (µs)_max"):
+            assert _close(float(r[col]), o[col]), (k[2][:60], col, r[col], o[col])
+        for col in ("Percent of kernels time (%)", "Percent of total time (%)"):
+            assert _close(float(r[col]), o[col], abs_=1e-4), (k[2][:60], col, r[col], o[col])
+
+
+def test_gemm_sizes_and_flops(report):
+    d, t = report
+    if not (d / "GEMM.csv").exists():
+        pytest.skip("no GEMM.csv for this trace")
+    ref = collections.defaultdict(lambda: [0, set()])
+    for r in csv.DictReader(open(d / "GEMM.csv")):
+        k = (r["name"], int(r["param: M"]), int(r["param: N"]), int(r["param: K"]), int(r["param: B"]),
+             ast.literal_eval(r["param: dtype_A_B"])[0])
+        ref[k][0] += int(r["name_count"])
+        ref[k][1].add(float(r["GFLOPS_first"]))
+    ours = collections.defaultdict(lambda: [0, set()])
+    for r in t.sql("select * from op_perf_summary where category = 'gemm'").iter_rows(named=True):
+        k = (r["name"], r["gemm_m"], r["gemm_n"], r["gemm_k"], r["gemm_b"], r["dtype"])
+        ours[k][0] += r["count"]
+        ours[k][1].add(r["flops"] / 1e9)
+    for k, (n, gflops) in ref.items():
+        assert k in ours, k
+        assert ours[k][0] == n, (k, n, ours[k][0])
+        assert ours[k][1] == gflops, (k, gflops, ours[k][1])  # exact
