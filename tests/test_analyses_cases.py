@@ -1,0 +1,193 @@
+"""Each analysis on a small hand-built trace whose answer is worked out by hand below (times in µs)."""
+import json
+import math
+import statistics
+
+import pytest
+
+import tracecols
+
+H100 = "NVIDIA H100 80GB HBM3"
+
+
+class T:
+    """A tiny Kineto trace: host pid 1 tid 1, device 0 (pid 0)."""
+
+    def __init__(self, device_name=H100):
+        self.ev = []
+        self.corr = 0
+        self.device_name = device_name
+
+    def op(self, name, ts, dur, dims=None, types=None, concrete=None):
+        args = {}
+        if dims is not None:
+            args = {"Input Dims": dims, "Input type": types, "Concrete Inputs": concrete or [""] * len(dims)}
+        self.ev.append({"ph": "X", "cat": "cpu_op", "name": name, "pid": 1, "tid": 1, "ts": ts, "dur": dur,
+                        "args": args})
+
+    def kernel(self, name, ts, dur, launch_ts=None, stream=7, cat="kernel"):
+        self.corr += 1
+        if launch_ts is not None:
+            self.ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+                            "ts": launch_ts, "dur": 0.5, "args": {"correlation": self.corr}})
+        self.ev.append({"ph": "X", "cat": cat, "name": name, "pid": 0, "tid": stream, "ts": ts, "dur": dur,
+                        "args": {"device": 0, "stream": stream, "correlation": self.corr}})
+
+    def open(self, tmp_path):
+        p = tmp_path / "t.json"
+        doc = {"schemaVersion": 1, "traceEvents": self.ev,
+               "deviceProperties": [{"id": 0, "name": self.device_name, "numSms": 132}]}
+        p.write_text(json.dumps(doc))
+        return tracecols.open(p)
+
+
+def one(t, q):
+    rows = t.sql(q).to_dicts()
+    assert len(rows) == 1, rows
+    return rows[0]
+
+
+@pytest.fixture
+def timeline(tmp_path):
+    # compute [0,10) and [5,20); nccl [15,30); memcpy [28,40); compute [50,60)
+    t = T()
+    t.kernel("gemm_a", 0, 10, launch_ts=-5)
+    t.kernel("gemm_a", 5, 15, launch_ts=-4, stream=8)
+    t.kernel("ncclDevKernel_AllReduce", 15, 15, launch_ts=-3, stream=9)
+    t.kernel("Memcpy DtoD", 28, 12, launch_ts=-2, stream=10, cat="gpu_memcpy")
+    t.kernel("relu_kernel", 50, 10, launch_ts=-1)
+    return t.open(tmp_path)
+
+
+def test_gpu_timeline(timeline):
+    r = one(timeline, "select * from gpu_timeline where device = 0")
+    # computation = [0,20)+[50,60) = 30; comm 15, exposed [20,30) = 10; memcpy 12, exposed [30,40) = 10
+    assert (r["computation_ns"], r["total_comm_ns"], r["exposed_comm_ns"]) == (30_000, 15_000, 10_000)
+    assert (r["total_memcpy_ns"], r["exposed_memcpy_ns"]) == (12_000, 10_000)
+    assert (r["busy_ns"], r["total_ns"], r["idle_ns"]) == (50_000, 60_000, 10_000)
+    assert r["idle_pct"] == pytest.approx(100 / 6)
+    whole = one(timeline, "select * from gpu_timeline where device is null")
+    assert whole["busy_ns"] == 50_000
+    tl = {x["type"]: x["time ms"] for x in timeline.sql("select * from tracelens_gpu_timeline").to_dicts()}
+    assert tl["exposed_comm_time"] == pytest.approx(0.010) and tl["busy_time"] == pytest.approx(0.050)
+
+
+def test_temporal_breakdown_and_overlap(timeline):
+    r = one(timeline, "select * from temporal_breakdown where device = 0")
+    # kernel_time 60, idle 10, compute 30, non-compute 20
+    assert (r["kernel_time_ns"], r["idle_ns"], r["compute_ns"], r["non_compute_ns"]) == (60_000, 10_000, 30_000, 20_000)
+    assert r["idle_pct"] + r["compute_pct"] + r["non_compute_pct"] == pytest.approx(100)
+    o = one(timeline, "select * from comm_compute_overlap where device = 0")
+    # compute ∩ comm = [15,20) = 5 of 15
+    assert (o["overlap_ns"], o["exposed_comm_ns"]) == (5_000, 10_000)
+    assert o["overlap_pct"] == pytest.approx(100 / 3)
+
+
+def test_kernel_stats(timeline):
+    r = one(timeline, "select * from kernel_stats where name = 'gemm_a' and stream = 7")
+    assert (r["count"], r["sum_ns"], r["min_ns"], r["max_ns"]) == (1, 10_000, 10_000, 10_000)
+    c = one(timeline, "select * from kernel_class_stats where kernel_class = 'gemm'")
+    # 10 and 15 µs: mean 12.5, median 12.5, sample std = 2.5·√2; share 25 of 62 µs
+    assert (c["count"], c["sum_ns"]) == (2, 25_000)
+    assert c["median_ns"] == 12_500 and c["std_ns"] == pytest.approx(2500 * math.sqrt(2))
+    assert c["time_pct"] == pytest.approx(100 * 25 / 62)
+
+
+@pytest.fixture
+def gaps(tmp_path):
+    t = T()
+    t.kernel("k1", 0, 10, launch_ts=-5)
+    t.kernel("k2", 12, 8, launch_ts=1)      # gap 2 µs, launched before k1 ended: kernel_wait
+    t.kernel("k3", 100, 10, launch_ts=90)   # gap 80, launched after k2 ended (20): host_wait
+    t.kernel("k4", 200, 10, launch_ts=15)   # gap 90, launched long before: other
+    return t.open(tmp_path)
+
+
+def test_idle_gaps_and_time(gaps):
+    g = {r["name"]: (r["gap_ns"], r["cause"]) for r in gaps.sql("select * from idle_gaps").to_dicts()}
+    assert g == {"k2": (2_000, "kernel_wait"), "k3": (80_000, "host_wait"), "k4": (90_000, "other")}
+    r = one(gaps, "select * from idle_time")
+    assert (r["span_ns"], r["idle_ns"], r["busy_ns"]) == (210_000, 172_000, 38_000)
+    assert (r["host_wait_ns"], r["kernel_wait_ns"], r["other_ns"]) == (80_000, 2_000, 90_000)
+    assert r["host_wait_pct"] + r["kernel_wait_pct"] + r["other_pct"] == pytest.approx(100)
+
+
+def test_queue_depth(gaps):
+    q = gaps.sql("select ts_ns, delta, queue_depth from queue_depth order by ts_ns, delta").rows()
+    # launches at -5, 1, 15, 90; starts at 0, 12, 100, 200
+    assert [d for _, _, d in q] == [1, 0, 1, 0, 1, 2, 1, 0]
+    assert [ts for ts, _, _ in q][-1] == 200_000
+
+
+def test_op_perf(tmp_path):
+    t = T()
+    t.op("aten::addmm", 0, 5, [[64], [32, 128], [128, 64], [], []], ["c10::BFloat16"] * 3 + ["Scalar"] * 2)
+    t.kernel("gemm", 10, 10, launch_ts=1)
+    t.op("aten::convolution", 20, 5, [[2, 3, 8, 8], [4, 3, 3, 3], [], [], [], [], [], [], []],
+         ["float", "float", "", "ScalarList", "ScalarList", "ScalarList", "Scalar", "ScalarList", "Scalar"],
+         ["", "", "", "[1, 1]", "[1, 1]", "[1, 1]", "False", "[0, 0]", "1"])
+    t.kernel("conv", 30, 2, launch_ts=21)
+    t.op("aten::_scaled_dot_product_flash_attention", 40, 5, [[1, 2, 16, 8]] * 3 + [[], [], [], []],
+         ["c10::BFloat16"] * 3 + ["Scalar", "Scalar", "Scalar", "Scalar"], ["", "", "", "0.", "True", "False", ""])
+    t.kernel("flash_fwd", 50, 4, launch_ts=41)
+    tr = t.open(tmp_path)
+    rows = {r["name"]: r for r in tr.sql("select * from op_perf").to_dicts()}
+    mm = rows["aten::addmm"]
+    # 2·32·64·128 + 32·64 (bias) = 526336; bytes (32·128 + 128·64 + 32·64 + 64)·2 = 28800
+    assert (mm["gemm_m"], mm["gemm_n"], mm["gemm_k"], mm["gemm_b"]) == (32, 64, 128, 1)
+    assert mm["flops"] == 526_336 and mm["bytes"] == 28_800 and mm["gpu_ns"] == 10_000
+    assert mm["achieved_tflops_per_s"] == pytest.approx(526_336 / 10e-6 / 1e12)
+    assert mm["device_model"] == "NVIDIA H100 SXM" and mm["peak_tflops_per_s"] == 989.5
+    assert mm["flops_pct_of_peak"] == pytest.approx(100 * 526_336 / 10e-6 / 1e12 / 989.5)
+    assert mm["roofline_bound"] == "memory"  # 18.3 FLOP/B < 989.5/3.35
+    cv = rows["aten::convolution"]
+    # output 8×8 (pad 1, 3×3): 2·N·64·numel(w) = 2·2·64·108; bytes (384 + 108 + 2·4·64)·4
+    assert cv["flops"] == 27_648 and cv["bytes"] == (384 + 108 + 512) * 4
+    at = rows["aten::_scaled_dot_product_flash_attention"]
+    # 2·B·H·N·N·(d+d)·0.5 (causal) = 2·1·2·16·16·16·0.5
+    assert at["causal"] and at["flops"] == 8_192 and at["bytes"] == 4 * 256 * 2
+    s = tr.sql("select * from op_perf_summary where name = 'aten::addmm'").to_dicts()
+    assert s[0]["count"] == 1 and s[0]["flops"] == 526_336
+
+
+def test_unknown_device_leaves_pct_null(tmp_path):
+    t = T(device_name="Imaginary Accelerator 9000")
+    t.op("aten::mm", 0, 5, [[32, 128], [128, 64]], ["float", "float"])
+    t.kernel("gemm", 10, 10, launch_ts=1)
+    r = one(t.open(tmp_path), "select * from op_perf")
+    assert r["flops"] == 2 * 32 * 64 * 128
+    assert r["device_model"] is None and r["flops_pct_of_peak"] is None and r["roofline_bound"] is None
+
+
+def test_optimizable_ops(tmp_path):
+    t = T()
+    t.op("A", 0, 5)                       # launches 5 kernels at 0..4 (queue depth 1..5)
+    for i in range(5):
+        t.kernel(f"k{i}", 10 + 10 * i, 10, launch_ts=i)
+    t.op("B", 30, 40)                     # while the queue drains to 0 (at 50, k4)
+    t.op("C", 61, 19)                     # launches k5 at 75
+    t.kernel("k5", 90, 5, launch_ts=75)
+    t.op("D", 85, 15)
+    tr = t.open(tmp_path)
+    # queue samples: L0..L4 depth 1..5, k0..k4 4,3,2,1,0, L5 1, k5 0. Read backwards, the
+    # segment before k5 peaks at 1; the one before k4 peaks at 5 (L4, t=4): falling phase [4, 90].
+    # Idle: from k4's end (60) to L5 (75), and from k5's end (95) to D's end (100).
+    rows = {r["name"]: r for r in tr.sql("select * from optimizable_ops").to_dicts()}
+    assert set(rows) == {"A", "B", "C", "D"}
+    idle = {"A": 0, "B": 10, "C": 14, "D": 5}
+    dur = {"A": 5, "B": 40, "C": 19, "D": 15}
+    self_ = {"A": 2.5, "B": 40, "C": 18.5, "D": 15}
+    for n in rows:
+        assert rows[n]["idle_ns"] == idle[n] * 1000 and rows[n]["self_ns"] == self_[n] * 1000
+    frac = {n: idle[n] / dur[n] for n in idle}
+
+    def z(v):
+        m, s = statistics.mean(v.values()), statistics.stdev(v.values())
+        return {k: (x - m) / s for k, x in v.items()}
+
+    zf, zs = z(frac), z(self_)
+    score = {n: zf[n] + 0.6 * zs[n] for n in idle}
+    for n in rows:
+        assert rows[n]["score"] == pytest.approx(score[n])
+    order = [r["name"] for r in tr.sql("select name from optimizable_ops order by score_rank").to_dicts()]
+    assert order == sorted(score, key=lambda n: -score[n])
