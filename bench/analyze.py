@@ -34,7 +34,8 @@ def main():
     print(f"trace      {a.trace} ({mb:.1f} MB, {n:,} events)")
     print(f"ingest     {ingest:8.3f} s")
     for name, s in sorted(secs.items(), key=lambda kv: -kv[1]):
-        print(f"  {name:28s} {s:8.3f} s  {tables[name].num_rows:>10,} rows")
+        rows = f"{tables[name].num_rows:>10,} rows" if name in tables else "(shared helper)"
+        print(f"  {name:28s} {s:8.3f} s  {rows}")
     print(f"analyses   {total:8.3f} s")
     print(f"peak RSS   {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
     print(f"RESULT analyze_ratio_to_ingest={total / ingest:.3f}")

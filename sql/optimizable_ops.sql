@@ -33,10 +33,8 @@
 --   idle_pct       DOUBLE   % (0-100), idle_ns / dur_ns
 --   score          DOUBLE   z(idle fraction) + 0.6 z(self time)
 --   source         VARCHAR  nearest enclosing python frame whose name looks like file.py(line) (null if none)
--- range joins carry (trace, device) in the key (one inequality join, no hash join on the group)
+-- the pre-order range join carries the trace in its key (one inequality join, no hash join on trace_id)
 CREATE OR REPLACE MACRO _tc_pkey(tr, p) AS (tr::HUGEINT << 64) + p::HUGEINT;
-CREATE OR REPLACE MACRO _tc_tkey(tr, dev, t) AS
-    (((tr::HUGEINT << 48) + (dev::HUGEINT % 281474976710656)) << 64) + t::HUGEINT;
 CREATE OR REPLACE VIEW optimizable_ops AS
 WITH q AS (
     SELECT *, (depth <= 0)::INT AS z,
@@ -118,18 +116,32 @@ idle_u AS (  -- union of the idle intervals as disjoint pieces
               FROM idle_iv WHERE e > b))
     GROUP BY trace_id, device, isl
 ),
-cand AS (
-    SELECT DISTINCT o.* FROM ops o JOIN falling f
-      ON _tc_tkey(f.trace_id, f.device, f.b) < _tc_tkey(o.trace_id, o.device, o.end_ns)
-     AND _tc_tkey(f.trace_id, f.device, f.e) > _tc_tkey(o.trace_id, o.device, o.ts_ns)
+falling_u AS (  -- union of the falling phases as disjoint pieces
+    SELECT trace_id, device, min(b) AS b, max(e) AS e FROM (
+        SELECT *, sum(CASE WHEN pe IS NULL OR b > pe THEN 1 ELSE 0 END)
+                      OVER (PARTITION BY trace_id, device ORDER BY b, e ROWS UNBOUNDED PRECEDING) AS isl
+        FROM (SELECT *, max(e) OVER (PARTITION BY trace_id, device ORDER BY b, e
+                                     ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS pe
+              FROM falling WHERE e > b))
+    GROUP BY trace_id, device, isl
 ),
-idle_of AS (
+cand AS (  -- the last falling piece starting before the op's end is the only one that can overlap it
+    SELECT o.* FROM ops o ASOF JOIN falling_u f
+      ON f.trace_id = o.trace_id AND f.device = o.device AND o.end_ns > f.b
+    WHERE f.e > o.ts_ns
+),
+idle_cum AS (  -- idle pieces with the idle time before each
+    SELECT *, coalesce(sum(e - b) OVER (PARTITION BY trace_id, device ORDER BY b
+                                        ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS before
+    FROM idle_u
+),
+idle_of AS (  -- idle time before t = before(last piece starting at or before t) + the part of it before t
     SELECT c.trace_id, c.device, c.uid,
-           coalesce(sum(least(c.end_ns, i.e) - greatest(c.ts_ns, i.b)), 0) AS idle_ns
-    FROM cand c JOIN idle_u i
-      ON _tc_tkey(i.trace_id, i.device, i.b) < _tc_tkey(c.trace_id, c.device, c.end_ns)
-     AND _tc_tkey(i.trace_id, i.device, i.e) > _tc_tkey(c.trace_id, c.device, c.ts_ns)
-    GROUP BY ALL
+           (i2.before + least(c.end_ns, i2.e) - i2.b)
+           - coalesce(i1.before + least(c.ts_ns, i1.e) - i1.b, 0) AS idle_ns
+    FROM cand c
+    ASOF LEFT JOIN idle_cum i2 ON i2.trace_id = c.trace_id AND i2.device = c.device AND c.end_ns >= i2.b
+    ASOF LEFT JOIN idle_cum i1 ON i1.trace_id = c.trace_id AND i1.device = c.device AND c.ts_ns >= i1.b
 ),
 sc AS (
     SELECT c.*, coalesce(i.idle_ns, 0)::BIGINT AS idle_ns,
