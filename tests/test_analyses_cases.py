@@ -191,3 +191,31 @@ def test_optimizable_ops(tmp_path):
         assert rows[n]["score"] == pytest.approx(score[n])
     order = [r["name"] for r in tr.sql("select name from optimizable_ops order by score_rank").to_dicts()]
     assert order == sorted(score, key=lambda n: -score[n])
+
+
+def test_analyze_command(tmp_path):
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    import pyarrow.parquet as pq
+    from conftest import DATA_TRACE
+    exe = shutil.which("tracecols") or os.path.join(os.path.dirname(sys.executable), "tracecols")
+    out = tmp_path / "a"
+    r = subprocess.run([exe, "analyze", str(DATA_TRACE), "-o", str(out), "--top", "3"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    for title in ("GPU timeline", "Top kernels", "Top ops by GPU time", "Worst idle gaps", "Optimizable ops"):
+        assert title in r.stdout
+    assert "aten::addmm" in r.stdout
+    gt = pq.read_table(out / "tracelens_gpu_timeline.parquet").to_pylist()
+    assert gt[0]["type"] == "computation_time" and gt[0]["time ms"] == pytest.approx(0.307197)
+    assert (out / "op_perf.parquet").exists() and (out / "_tracecols.json").exists()
+    # an unknown device is reported once, on stderr, and does not fail the run
+    t = T(device_name="Imaginary Accelerator 9000")
+    t.op("aten::mm", 0, 5, [[32, 128], [128, 64]], ["float", "float"])
+    t.kernel("gemm", 10, 10, launch_ts=1)
+    t.open(tmp_path)
+    r = subprocess.run([exe, "analyze", str(tmp_path / "t.json")], capture_output=True, text=True)
+    assert r.returncode == 0 and r.stderr.count("Imaginary Accelerator 9000") == 1
