@@ -215,12 +215,9 @@ bytes_m AS (  -- elementwise and norms: bytes only
     SELECT trace_id, uid, CASE WHEN tl_cat = 'elementwise' THEN 'elementwise' ELSE 'norm' END, dtype,
            NULL::BIGINT, NULL::BIGINT, NULL::BIGINT, NULL::BIGINT, NULL::BOOLEAN, NULL::DOUBLE,
            (list_sum(tb) + list_max(tb))::DOUBLE
-    FROM (SELECT *, list_filter(list_transform(range(1, len(d) + 1), lambda i:
-                        CASE WHEN _tc_dtype_bytes(ty[i]) IS NOT NULL THEN _tc_numel(d[i]) * _tc_dtype_bytes(ty[i]) END),
-                        lambda b: b IS NOT NULL) AS tb,
+    FROM (SELECT *, list_transform(range(1, len(d) + 1), lambda i: _tc_numel(d[i]) * _tc_dtype_bytes(ty[i])) AS tb,
                  list_filter(ty, lambda t: _tc_dtype_bytes(t) IS NOT NULL)[1] AS dtype
           FROM ops WHERE tl_cat IN ('elementwise', 'NORM_fwd', 'NORM_bwd') AND len(d) = len(ty))
-    WHERE len(tb) > 0
 ),
 shape_m AS (
     SELECT *, 'shape' AS flops_source FROM gemm_m
@@ -292,5 +289,4 @@ SELECT *,
             WHEN arithmetic_intensity >= peak_tflops_per_s / peak_tb_per_s THEN 'compute' ELSE 'memory' END
            AS roofline_bound,
        100.0 * achieved_tflops_per_s / least(peak_tflops_per_s, arithmetic_intensity * peak_tb_per_s) AS roofline_pct
-FROM r
-ORDER BY trace_id, uid;
+FROM r;
