@@ -1,5 +1,6 @@
 """`tracecols.open(...)` -> Trace: the tables of one or more trace files, queryable with SQL."""
 import os
+import time
 from pathlib import Path
 
 import pyarrow as pa
@@ -18,10 +19,14 @@ from .version import SCHEMA_VERSION, __version__
 BASE_TABLES = ("traces", "events", "devices", "slices", "kernels", "fx_marks")
 
 
-def ingest(paths):
-    """Read trace files into the base tables: {name: Arrow table}, plus the input descriptions."""
+def ingest(paths, timings=None):
+    """Read trace files into the base tables: {name: Arrow table}, plus the input descriptions.
+
+    `timings`, when a dict, receives the seconds spent per stage (read, tree, links, …).
+    """
     parts = {name: [] for name in BASE_TABLES}
     inputs = []
+    clock = _Clock(timings)
     for trace_id, path in enumerate(paths):
         batches = []
         info = read_trace(path, batches.append)
@@ -29,16 +34,32 @@ def ingest(paths):
         events = events_table(batches, trace_id, rank)
         del batches
         parts["events"].append(events)
-        slices = build_slices(events)
-        parts["slices"].append(slices)
-        kernels = build_kernels(events, slices)
-        parts["kernels"].append(kernels)
-        parts["fx_marks"].append(fx_marks(slices, kernels))
         parts["traces"].append(traces_table(trace_id, info, events, rank, source))
         parts["devices"].append(devices_table(trace_id, info["metadata"]))
+        clock.lap("read")
+        slices = build_slices(events)
+        parts["slices"].append(slices)
+        clock.lap("tree")
+        kernels = build_kernels(events, slices)
+        parts["kernels"].append(kernels)
+        clock.lap("links")
+        parts["fx_marks"].append(fx_marks(slices, kernels))
+        clock.lap("fx markers")
         inputs.append({"path": info["path"], "size": info["size"], "sha256": info["sha256"]})
     tables = {name: pa.concat_tables(ts) if len(ts) > 1 else ts[0] for name, ts in parts.items()}
     return tables, inputs
+
+
+class _Clock:
+    def __init__(self, into):
+        self.into = into
+        self.t = time.perf_counter()
+
+    def lap(self, stage):
+        now = time.perf_counter()
+        if self.into is not None:
+            self.into[stage] = self.into.get(stage, 0.0) + now - self.t
+        self.t = now
 
 
 class Trace:
@@ -48,6 +69,7 @@ class Trace:
         self.inputs = inputs
         self.origin = origin
         self._engine = Engine(tables, origin=origin)
+        self._views = {}  # materialised views: a Trace never changes, and save() reuses them
 
     @property
     def tree(self):
@@ -67,8 +89,12 @@ class Trace:
         return self._engine.polars(query)
 
     def table(self, name):
-        """One table or view, as an Arrow table."""
-        return self._engine.table(name)
+        """One table or view, as an Arrow table (a view is computed once per Trace)."""
+        if name in self._engine.base:
+            return self._engine.table(name)
+        if name not in self._views:
+            self._views[name] = self._engine.table(name)
+        return self._views[name]
 
     def save(self, out_dir):
         """Write every table as Parquet (zstd) plus _tracecols.json, atomically."""

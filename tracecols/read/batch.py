@@ -30,9 +30,13 @@ _PROMO = {key: (col, kind) for key, col, kind in PROMOTED}
 # List elements go through float64, which is as strict as decimal128 for what JSON can hold
 # (pyarrow raises on a Decimal and on an int beyond 2**53) and ~2.5x faster on shape lists.
 # The one value it would take silently is a JSON true/false inside a shape list (as 1/0).
-_FAST = {"str": pa.string(), "id": _INT, "time": _TIME, "int": _INT, "float": _FLOAT,
-         "strlist": pa.list_(pa.string()), "intlist": pa.list_(pa.float64()),
-         "dims": pa.list_(pa.list_(pa.float64()))}
+_EXACT = {"str": pa.string(), "id": _INT, "time": _TIME, "int": _INT, "float": _FLOAT,
+          "strlist": pa.list_(pa.string()), "intlist": pa.list_(pa.float64()),
+          "dims": pa.list_(pa.list_(pa.float64()))}
+# The struct fast path reads integers as int64, which rejects bools and strings but would
+# truncate a Decimal silently; a second, float64 view of the same integer fields rejects
+# Decimals (and ints beyond 2**53, which then take the exact decimal128 path).
+_FAST = dict(_EXACT, id=pa.int64(), int=pa.int64())
 _FINAL = dict(ARROW_KIND, id=pa.int64(), time=pa.int64())
 _COLUMNS = [f.name for f in RAW_SCHEMA][1:]  # all but uid
 _SMALL_GROUP = 32
@@ -62,7 +66,7 @@ def _dec_to_int64(arr):
 def _finish(arr, kind):
     """Fast-path array -> the column's final Arrow type."""
     if kind in ("int", "id", "time"):
-        return _dec_to_int64(arr)
+        return arr if arr.type == pa.int64() else _dec_to_int64(arr)
     if kind in ("intlist", "dims"):
         return arr.cast(ARROW_KIND[kind])  # exact: every element is an integer below 2**53
     return arr
@@ -109,7 +113,7 @@ def _converts(v, typ):
 def _column(values, kind, spill, key):
     """Exact column from Python values; a value that does not fit goes to spill[i][key]."""
     try:
-        return _finish(pa.array(values, _FAST[kind]), kind)
+        return _finish(pa.array(values, _EXACT[kind]), kind)
     except _CONVERT_ERRORS + (_Overflow,):
         pass
     out = list(values)
@@ -119,7 +123,7 @@ def _column(values, kind, spill, key):
             out[i] = None
     if kind == "time":
         return pa.array([None if v is None else _ns(v) for v in out], pa.int64())
-    return _finish(pa.array(out, _FAST[kind]), kind)
+    return _finish(pa.array(out, _EXACT[kind]), kind)
 
 
 def _id_strings(values, nums, spill, key):
@@ -142,9 +146,13 @@ _struct_cache = {}
 
 
 def _struct(keys, table):
+    """(fast struct type, float64 check struct type or None) for these keys of `table`."""
     t = _struct_cache.get((keys, id(table)))
     if t is None:
-        t = _struct_cache[(keys, id(table))] = pa.struct([(k, _FAST[table[k][1]]) for k in keys])
+        ints = [k for k in keys if table[k][1] in ("int", "id")]
+        t = _struct_cache[(keys, id(table))] = (
+            pa.struct([(k, _FAST[table[k][1]]) for k in keys]),
+            pa.struct([(k, pa.float64()) for k in ints]) if ints else None)
     return t
 
 
@@ -152,7 +160,10 @@ def _convert(dicts, keys, table, spill):
     """({column: array}, fast) for `keys` (all in `table`) of `dicts`; exact, spilling what does not fit.
     `fast` is False when some value needed the per-value path."""
     try:
-        st = pa.array(dicts, type=_struct(keys, table))
+        fast, check = _struct(keys, table)
+        st = pa.array(dicts, type=fast)
+        if check is not None:
+            pa.array(dicts, type=check)
         return {table[k][0]: _finish(st.field(k), table[k][1]) for k in keys}, True
     except _CONVERT_ERRORS + (_Overflow,):
         return {table[k][0]: _column([d.get(k) for d in dicts], table[k][1], spill, k) for k in keys}, False

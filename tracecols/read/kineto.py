@@ -20,7 +20,7 @@ from .schema import RAW_SCHEMA
 from .source import GZIP_ERRORS, Source
 
 CHUNK = 1 << 16
-BATCH = 1 << 15
+BATCH = 1 << 14
 _warned_backend = False
 
 

@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+"""The whole pipeline on one trace, against the parser floor, measured in one run.
+
+usage: bench/e2e.py TRACE
+
+Two fresh subprocesses, one after the other (each reports its own peak RSS):
+  floor  for e in ijson.items(f, "traceEvents.item"): pass    (C backend, defaults)
+  e2e    read + events → host tree → launch links → FX markers → every analysis view
+         materialised → every table and view written as Parquet (Trace.save)
+Prints each stage's time, and ends
+  RESULT e2e_ratio_to_floor=R peak_rss_mb=M events=N
+"""
+import json
+import os
+import subprocess
+import sys
+
+_E2E = r"""
+import json, resource, sys, tempfile, time
+from tracecols.trace import Trace, ingest
+p, out = sys.argv[1], sys.argv[2]
+stages = {}
+t0 = time.perf_counter()
+tables, inputs = ingest([p], timings=stages)
+t = time.perf_counter()
+tr = Trace(tables, inputs, origin=p)
+views = {name: tr.table(name) for name in tr.tables if name not in tables}
+stages["analyses"] = time.perf_counter() - t
+t = time.perf_counter()
+tr.save(out)
+stages["parquet"] = time.perf_counter() - t
+print(json.dumps({"s": time.perf_counter() - t0, "stages": stages, "views": len(views),
+                  "events": tables["events"].num_rows,
+                  "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}))
+"""
+
+
+def _run(code, *args):
+    r = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True)
+    if r.returncode:
+        sys.exit(r.stderr.strip().splitlines()[-1] if r.stderr.strip() else "failed")
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    path = sys.argv[1]
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path.insert(0, here)
+    from ingest import _FLOOR  # the same floor as bench/ingest.py
+    import tempfile
+    floor = _run(_FLOOR, path)
+    with tempfile.TemporaryDirectory() as tmp:
+        e2e = _run(_E2E, path, os.path.join(tmp, "out"))
+    mb = os.path.getsize(path) / 1e6
+    print(f"trace    {path}  {mb:.1f} MB on disk, {e2e['events']:,} events, {os.cpu_count()} cores")
+    print(f"floor    {floor['s']:8.2f} s   (bare ijson iteration, {floor['backend']})")
+    for stage, s in e2e["stages"].items():
+        print(f"  {stage:<12} {s:8.2f} s   {s / floor['s']:5.2f}x floor")
+    print(f"e2e      {e2e['s']:8.2f} s   {e2e['events'] / e2e['s']:,.0f} ev/s, {e2e['views']} views, "
+          f"peak RSS {e2e['rss'] / 1e6:.0f} MB")
+    print(f"RESULT e2e_ratio_to_floor={e2e['s'] / floor['s']:.2f} peak_rss_mb={e2e['rss'] / 1e6:.0f} "
+          f"events={e2e['events']}")
+
+
+if __name__ == "__main__":
+    main()

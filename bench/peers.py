@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""tracecols against the tools users have today, on the same input, in one run.
+
+usage: bench/peers.py TRACE_OR_DIR [--hta-python PY] [--skip hta,duckdb]
+
+Each contender runs in its own subprocess (so its peak RSS is its own), one after the other:
+  tracecols  ingest + host tree + links + every analysis view + Parquet of every table
+             (Trace.save), i.e. the whole pipeline a user gets from `tracecols analyze`
+  hta        HolisticTraceAnalysis: TraceAnalysis(trace_dir=…) + get_temporal_breakdown()
+             + get_gpu_kernel_breakdown()  (package `holistictraceanalysis`, the `bench` extra;
+             --hta-python runs it from another environment)
+  duckdb     DuckDB's own JSON reader: read_json(…) + unnest(traceEvents) → Parquet
+For a directory, every trace file in it is one input (HTA reads the directory as one job).
+Prints wall time and peak RSS for each, and ends
+  RESULT vs_hta=R1 vs_duckdb_read_json=R2        (peer time ÷ tracecols time)
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+_TRACECOLS = r"""
+import json, resource, sys, tempfile, time
+import tracecols
+paths, out = json.loads(sys.argv[1]), sys.argv[2]
+t = time.perf_counter()
+tr = tracecols.open(*paths)
+tr.save(out)
+n = tr.sql("select count(*) as n from events")["n"][0]
+print(json.dumps({"s": time.perf_counter() - t, "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+                  "events": int(n)}))
+"""
+
+_HTA = r"""
+import json, resource, sys, time, os, contextlib, io
+from hta.trace_analysis import TraceAnalysis
+d = sys.argv[1]
+t = time.perf_counter()
+with contextlib.redirect_stdout(io.StringIO()):
+    a = TraceAnalysis(trace_dir=d)
+    a.get_temporal_breakdown(visualize=False)
+    a.get_gpu_kernel_breakdown(visualize=False)
+print(json.dumps({"s": time.perf_counter() - t, "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}))
+"""
+
+_DUCKDB = r"""
+import json, os, resource, sys, time
+import duckdb
+paths, out = json.loads(sys.argv[1]), sys.argv[2]
+t = time.perf_counter()
+con = duckdb.connect()
+biggest = max(os.path.getsize(p) for p in paths)
+for i, p in enumerate(paths):
+    # the whole trace is one JSON object: the reader must be allowed an object that large
+    con.execute(f"COPY (SELECT unnest(traceEvents, recursive := true) FROM read_json(?, "
+                f"format='auto', maximum_object_size={max(biggest * 40, 1 << 24)})) "
+                f"TO '{out}/events_{i}.parquet' (FORMAT parquet, COMPRESSION zstd)", [p])
+print(json.dumps({"s": time.perf_counter() - t, "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}))
+"""
+
+
+def _trace_files(src):
+    if os.path.isdir(src):
+        return sorted(os.path.join(src, f) for f in os.listdir(src) if f.endswith((".json", ".json.gz")))
+    return [src]
+
+
+def _run(python, code, *args):
+    r = subprocess.run([python, "-c", code, *args], capture_output=True, text=True)
+    if r.returncode != 0:
+        return {"error": (r.stderr.strip().splitlines() or ["failed"])[-1]}
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("source")
+    ap.add_argument("--hta-python", default=sys.executable, help="python with holistictraceanalysis installed")
+    ap.add_argument("--skip", default="", help="comma-separated: hta, duckdb")
+    a = ap.parse_args()
+    paths = [os.path.abspath(p) for p in _trace_files(a.source)]
+    size = sum(os.path.getsize(p) for p in paths)
+    skip = set(filter(None, a.skip.split(",")))
+    results = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        results["tracecols"] = _run(sys.executable, _TRACECOLS, json.dumps(paths), os.path.join(tmp, "tc"))
+        if "hta" not in skip:
+            hdir = os.path.join(tmp, "hta")
+            os.mkdir(hdir)
+            for p in paths:
+                os.symlink(p, os.path.join(hdir, os.path.basename(p)))
+            results["hta"] = _run(a.hta_python, _HTA, hdir)
+        if "duckdb" not in skip:
+            ddir = os.path.join(tmp, "duck")
+            os.mkdir(ddir)
+            results["duckdb read_json"] = _run(sys.executable, _DUCKDB, json.dumps(paths), ddir)
+    print(f"input   {a.source}: {len(paths)} file(s), {size / 1e6:.1f} MB on disk, {os.cpu_count()} cores")
+    base = results["tracecols"]
+    if "error" in base:
+        sys.exit(f"tracecols failed: {base['error']}")
+    for name, r in results.items():
+        if "error" in r:
+            print(f"{name:<17} failed: {r['error']}")
+        else:
+            ratio = "" if name == "tracecols" else f"   {r['s'] / base['s']:.2f}x tracecols' time"
+            print(f"{name:<17} {r['s']:8.2f} s   peak RSS {r['rss'] / 1e6:7.0f} MB{ratio}")
+    parts = []
+    for key, name in (("vs_hta", "hta"), ("vs_duckdb_read_json", "duckdb read_json")):
+        r = results.get(name)
+        parts.append(f"{key}={r['s'] / base['s']:.2f}" if r and "error" not in r else f"{key}=n/a")
+    print("RESULT " + " ".join(parts))
+
+
+if __name__ == "__main__":
+    main()
