@@ -2,7 +2,7 @@
 -- Answers: which of TraceLens's categories (GEMM, CONV_fwd, SDPA_fwd, elementwise, …) an op
 -- name falls into, so the TraceLens compatibility views can label rows the way it does.
 -- depends: slices
--- The mapping is the one tracelens_ops_summary uses for its Categories column (keep the two equal).
+-- tracelens_ops_summary's Categories column and the kernel summary's parent category read it.
 -- Columns:
 --   name      VARCHAR  cpu_op name
 --   category  VARCHAR  triton, GEMM, CONV_fwd, CONV_bwd, NORM_fwd, NORM_bwd, SDPA_fwd, SDPA_bwd,

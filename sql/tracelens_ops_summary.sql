@@ -1,6 +1,6 @@
 -- tracelens_ops_summary: TraceLens's "kernel launchers" summary (ops_summary.csv), same columns and meaning.
 -- Answers, for people coming from TraceLens: which launcher ops own the GPU time, in their units.
--- depends: slices, kernels
+-- depends: slices, kernels, _tracelens_op_category
 -- Rules (docs/tree.md, "TraceLens compatibility"): GPU events are kernels, memcpy and memset
 -- linked to a launch call; communication kernels (name contains nccl, rccl or
 -- cross_device_reduce) are left out. The launcher of a GPU event is kernels.launcher_uid:
@@ -68,36 +68,9 @@ per_name AS (
     FROM launchers l JOIN busy b ON b.trace_id = l.trace_id AND b.luid = l.uid
     GROUP BY ALL
 ),
-cat AS (
-    SELECT *, CASE
-        WHEN name LIKE 'triton\_%' ESCAPE '\' THEN 'triton'
-        WHEN name IN ('aten::mm', 'aten::addmm', 'aten::bmm', 'aten::baddbmm', 'aten::matmul',
-                      'aten::_scaled_mm', 'aten::_int_mm', 'aten::addbmm', 'aten::_addmm_activation') THEN 'GEMM'
-        WHEN regexp_matches(name, '^aten::(cudnn_|miopen_|mkldnn_|_)?convolution(_transpose)?_backward') THEN 'CONV_bwd'
-        WHEN regexp_matches(name, '^aten::(cudnn_|miopen_|mkldnn_|_)?(convolution|conv[123]d|conv_transpose[123]d)')
-             THEN 'CONV_fwd'
-        WHEN regexp_matches(name, '^aten::(native_|miopen_|cudnn_|_fused_|_native_)?(batch|layer|group|rms)_norm(_with_update)?_backward')
-             THEN 'NORM_bwd'
-        WHEN regexp_matches(name, '^aten::(native_|miopen_|cudnn_|_fused_|_native_)?(batch|layer|group|rms)_norm')
-             THEN 'NORM_fwd'
-        WHEN regexp_matches(name, '^aten::_scaled_dot_product_\w*attention\w*_backward') THEN 'SDPA_bwd'
-        WHEN regexp_matches(name, '^aten::_scaled_dot_product_\w*attention') THEN 'SDPA_fwd'
-        WHEN name IN ('aten::sum', 'aten::mean', 'aten::all', 'aten::any', 'aten::argmax', 'aten::argmin',
-                      'aten::max', 'aten::min', 'aten::amax', 'aten::amin', 'aten::linalg_vector_norm',
-                      'aten::norm', 'aten::prod', 'aten::var', 'aten::std', 'aten::var_mean',
-                      'aten::std_mean', 'aten::logsumexp') THEN 'reduce'
-        WHEN name IN ('aten::add', 'aten::add_', 'aten::sub', 'aten::sub_', 'aten::mul', 'aten::mul_',
-                      'aten::div', 'aten::div_', 'aten::copy_', 'aten::fill_', 'aten::zero_', 'aten::neg',
-                      'aten::exp', 'aten::log', 'aten::pow', 'aten::sqrt', 'aten::rsqrt', 'aten::sin',
-                      'aten::cos', 'aten::tanh', 'aten::sigmoid', 'aten::silu', 'aten::gelu', 'aten::relu',
-                      'aten::relu_', 'aten::elu', 'aten::eq', 'aten::ne', 'aten::gt', 'aten::ge', 'aten::lt',
-                      'aten::le', 'aten::where', 'aten::masked_fill_', 'aten::index', 'aten::normal_',
-                      'aten::mse_loss', 'aten::mse_loss_backward', 'aten::upsample_nearest1d',
-                      'aten::clamp', 'aten::clamp_', 'aten::abs', 'aten::threshold_backward',
-                      'aten::gelu_backward', 'aten::silu_backward', 'aten::sigmoid_backward',
-                      'aten::tanh_backward', 'aten::addcmul_', 'aten::addcdiv_', 'aten::lerp_') THEN 'elementwise'
-        ELSE 'other' END AS op_category
-    FROM per_name
+cat AS (  -- launch calls that launch for themselves are not in the category list: 'other'
+    SELECT p.*, coalesce(c.category, 'other') AS op_category
+    FROM per_name p LEFT JOIN _tracelens_op_category c ON c.name = p.name
 )
 SELECT trace_id, name,
        total_direct_kernel_time_sum, total_subtree_kernel_time_sum,
