@@ -58,6 +58,8 @@ def _parser():
     augment.register(sub)
     from . import analyze
     analyze.register(sub)
+    from . import report
+    report.register(sub)
     return p
 
 

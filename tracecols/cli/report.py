@@ -1,0 +1,18 @@
+"""`tracecols report SOURCE -o report.html`: one self-contained HTML file of charts and tables."""
+import sys
+
+
+def register(sub):
+    s = sub.add_parser("report", help="write a self-contained HTML report (charts, sortable tables; works offline)")
+    s.add_argument("source", help="trace file or tracecols output directory, or a lake directory")
+    s.add_argument("-o", "--output", default="report.html", help="the HTML file to write (default report.html)")
+    s.add_argument("--title", help="title shown at the top of the page")
+    s.set_defaults(func=report)
+
+
+def report(args):
+    from ..report import write
+    out = write(args.source, args.output, title=args.title)
+    import os
+    print(f"tracecols: wrote {out} ({os.path.getsize(out) / 1e3:,.0f} kB)", file=sys.stderr)
+    return 0

@@ -1,0 +1,205 @@
+"""Charts as inline SVG strings: no library, no requests, nothing to load.
+
+Every chart is a <figure class="chart"> with a title, axis titles that carry units, a
+one-sentence reading aid and an <svg>. Data marks carry class "mark" (the page's check
+script counts them in the browser).
+"""
+import math
+from html import escape
+
+PALETTE = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1",
+           "#ff9da7", "#9c755f", "#bab0ac")
+
+W, H = 860, 340          # default plot size (px)
+ML, MR, MT, MB = 70, 20, 16, 46   # margins: left, right, top, bottom
+
+
+def _e(s):
+    return escape("" if s is None else str(s), quote=True)
+
+
+def _num(v):
+    """Short tick label."""
+    if v == 0:
+        return "0"
+    a = abs(v)
+    if a >= 1e6 or a < 1e-3:
+        return f"{v:.0e}".replace("e+0", "e").replace("e-0", "e-")
+    if a >= 100:
+        return f"{v:,.0f}"
+    if a >= 1:
+        return f"{v:.3g}"
+    return f"{v:.2g}"
+
+
+def nice_ticks(lo, hi, n=5):
+    """Round tick values covering [lo, hi]."""
+    if hi <= lo:
+        hi = lo + 1
+    raw = (hi - lo) / max(n, 1)
+    mag = 10 ** math.floor(math.log10(raw))
+    step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
+    start = math.floor(lo / step) * step
+    ticks, v = [], start
+    while v <= hi + step * 1e-9:
+        ticks.append(round(v, 12))
+        v += step
+    return ticks
+
+
+def log_ticks(lo, hi):
+    a, b = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
+    if a == b:
+        b += 1
+    return [10.0 ** k for k in range(a, b + 1)]
+
+
+def time_unit(max_ns):
+    """(divisor, unit label) that makes max_ns readable."""
+    for div, unit in ((1e9, "s"), (1e6, "ms"), (1e3, "µs")):
+        if max_ns >= div:
+            return div, unit
+    return 1.0, "ns"
+
+
+def figure(cid, title, reading, svg, legend=None, note=None):
+    leg = ""
+    if legend:
+        leg = '<div class="legend">' + "".join(
+            f'<span><i style="background:{c}"></i>{_e(n)}</span>' for n, c in legend) + "</div>"
+    nt = f'<p class="note">{_e(note)}</p>' if note else ""
+    return (f'<figure class="chart" id="{_e(cid)}"><figcaption><b>{_e(title)}</b>'
+            f'<span class="reading">{_e(reading)}</span></figcaption>{leg}{svg}{nt}</figure>')
+
+
+def _svg(w, h, body):
+    return f'<svg width="{w}" height="{h}" viewBox="0 0 {w} {h}" role="img">{body}</svg>'
+
+
+def _axis_title(x, y, text, rotate=False):
+    tr = f' transform="rotate(-90 {x:.1f} {y:.1f})"' if rotate else ""
+    return f'<text class="axt" x="{x:.1f}" y="{y:.1f}" text-anchor="middle"{tr}>{_e(text)}</text>'
+
+
+def hbars(cid, title, reading, labels, series, xlabel, fmt=_num, colors=None, legend=None, stacked=False,
+          note=None, xmax=None):
+    """Horizontal bars, one row per label; `series` is a list of value lists (stacked when several)."""
+    n = len(labels)
+    colors = colors or PALETTE
+    lw = min(300, max(60, 7 * max((len(str(s)) for s in labels), default=4)))
+    row = 22
+    w, h = W, MT + n * row + MB
+    pw = w - lw - MR - 60
+    totals = [sum((s[i] or 0) for s in series) for i in range(n)]
+    hi = xmax if xmax is not None else (max(totals) if totals and max(totals) > 0 else 1)
+    ticks = nice_ticks(0, hi)
+    hi = max(hi, ticks[-1])
+
+    def sx(v):
+        return lw + v / hi * pw
+
+    b = []
+    for t in ticks:
+        x = sx(t)
+        b.append(f'<line class="grid" x1="{x:.1f}" x2="{x:.1f}" y1="{MT}" y2="{MT + n * row}"/>'
+                 f'<text class="tick" x="{x:.1f}" y="{MT + n * row + 14}" text-anchor="middle">{_num(t)}</text>')
+    for i, lab in enumerate(labels):
+        y = MT + i * row
+        short = str(lab) if len(str(lab)) <= 48 else str(lab)[:47] + "…"
+        b.append(f'<text class="lab" x="{lw - 6}" y="{y + row * 0.65:.1f}" text-anchor="end">'
+                 f'<title>{_e(lab)}</title>{_e(short)}</text>')
+        x0 = lw
+        for k, s in enumerate(series):
+            v = s[i] or 0
+            wv = v / hi * pw
+            if wv > 0:
+                b.append(f'<rect class="mark" x="{x0:.1f}" y="{y + 3}" width="{max(wv, 0.8):.1f}" '
+                         f'height="{row - 6}" fill="{colors[k % len(colors)]}"><title>{_e(lab)}: '
+                         f'{_e(fmt(v))}</title></rect>')
+            x0 += wv
+        b.append(f'<text class="val" x="{x0 + 4:.1f}" y="{y + row * 0.65:.1f}">{_e(fmt(totals[i]))}</text>')
+    b.append(f'<line class="axis" x1="{lw}" x2="{lw}" y1="{MT}" y2="{MT + n * row}"/>')
+    b.append(_axis_title(lw + pw / 2, h - 8, xlabel))
+    return figure(cid, title, reading, _svg(w, h, "".join(b)), legend=legend, note=note)
+
+
+def xy(cid, title, reading, series, xlabel, ylabel, logx=False, logy=False, lines=(), kind="points",
+       note=None, height=H, ymin=None):
+    """Scatter (kind="points") or step lines (kind="step") of series [{name, color, points:[(x, y)]}];
+    `lines` are reference lines [{name, color, points, dash}] (not data marks)."""
+    w, h = W, height
+    pw, ph = w - ML - MR, h - MT - MB
+    pts = [p for s in series for p in s["points"]] + [p for s in lines for p in s["points"]]
+    if logx:
+        pts = [p for p in pts if p[0] > 0]
+    if logy:
+        pts = [p for p in pts if p[1] > 0]
+    xs = [p[0] for p in pts] or [0, 1]
+    ys = [p[1] for p in pts] or [0, 1]
+    if logx:
+        xt = log_ticks(min(xs), max(xs))
+    else:
+        xt = nice_ticks(min(xs), max(xs))
+    if logy:
+        yt = log_ticks(min(ys), max(ys))
+    else:
+        yt = nice_ticks(min(ys) if ymin is None else ymin, max(ys))
+    x0, x1, y0, y1 = xt[0], xt[-1], yt[0], yt[-1]
+    if logx:
+        x0, x1 = math.log10(x0), math.log10(x1)
+    if logy:
+        y0, y1 = math.log10(y0), math.log10(y1)
+
+    def sx(v):
+        v = math.log10(v) if logx else v
+        return ML + (v - x0) / ((x1 - x0) or 1) * pw
+
+    def sy(v):
+        v = math.log10(v) if logy else v
+        return MT + ph - (v - y0) / ((y1 - y0) or 1) * ph
+
+    def ok(p):
+        return (not logx or p[0] > 0) and (not logy or p[1] > 0)
+
+    b = [f'<rect class="plot" x="{ML}" y="{MT}" width="{pw}" height="{ph}"/>']
+    for t in xt:
+        x = sx(t)
+        b.append(f'<line class="grid" x1="{x:.1f}" x2="{x:.1f}" y1="{MT}" y2="{MT + ph}"/>'
+                 f'<text class="tick" x="{x:.1f}" y="{MT + ph + 14}" text-anchor="middle">{_num(t)}</text>')
+    for t in yt:
+        y = sy(t)
+        b.append(f'<line class="grid" x1="{ML}" x2="{ML + pw}" y1="{y:.1f}" y2="{y:.1f}"/>'
+                 f'<text class="tick" x="{ML - 5}" y="{y + 4:.1f}" text-anchor="end">{_num(t)}</text>')
+    b.append(f'<clipPath id="{_e(cid)}-clip"><rect x="{ML}" y="{MT}" width="{pw}" height="{ph}"/></clipPath>'
+             f'<g clip-path="url(#{_e(cid)}-clip)">')
+    for ln in lines:
+        p = " ".join(f"{sx(x):.1f},{sy(y):.1f}" for x, y in ln["points"] if ok((x, y)))
+        dash = ' stroke-dasharray="6 4"' if ln.get("dash") else ""
+        b.append(f'<polyline class="ref" points="{p}" stroke="{ln["color"]}"{dash}>'
+                 f'<title>{_e(ln["name"])}</title></polyline>')
+    for s in series:
+        c = s["color"]
+        if kind == "step":
+            p, prev = [], None
+            for x, y in s["points"]:
+                if prev is not None:
+                    p.append(f"{sx(x):.1f},{sy(prev):.1f}")
+                p.append(f"{sx(x):.1f},{sy(y):.1f}")
+                prev = y
+            if p:
+                b.append(f'<polyline class="mark" points="{" ".join(p)}" stroke="{c}" fill="none">'
+                         f'<title>{_e(s["name"])}</title></polyline>')
+        else:
+            for pt in s["points"]:
+                if not ok(pt):
+                    continue
+                tip = f' <title>{_e(pt[2])}</title>' if len(pt) > 2 else ""
+                b.append(f'<circle class="mark" cx="{sx(pt[0]):.1f}" cy="{sy(pt[1]):.1f}" r="3.2" '
+                         f'fill="{c}">{tip}</circle>')
+    b.append("</g>")
+    b.append(f'<line class="axis" x1="{ML}" x2="{ML}" y1="{MT}" y2="{MT + ph}"/>'
+             f'<line class="axis" x1="{ML}" x2="{ML + pw}" y1="{MT + ph}" y2="{MT + ph}"/>')
+    b.append(_axis_title(ML + pw / 2, h - 8, xlabel))
+    b.append(_axis_title(16, MT + ph / 2, ylabel, rotate=True))
+    legend = [(s["name"], s["color"]) for s in series] + [(ln["name"], ln["color"]) for ln in lines]
+    return figure(cid, title, reading, _svg(w, h, "".join(b)), legend=legend, note=note)

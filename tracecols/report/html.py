@@ -1,0 +1,404 @@
+"""The HTML report: one self-contained file (inline CSS, SVG and a few lines of JS; no requests)."""
+import datetime
+import os
+from decimal import Decimal
+from html import escape
+
+from ..version import __version__
+from . import charts
+from .charts import PALETTE, time_unit
+
+TOP = 15            # rows of the top-N charts
+MAX_GAPS = 600      # idle gaps drawn (the largest)
+QUEUE_BINS = 400    # time bins of the queue depth series
+MAX_STREAMS = 6     # queue depth series drawn (the busiest streams)
+
+CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
+
+CSS = """
+body{font:14px/1.4 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0;color:#222;background:#f6f7f9}
+header{background:#1f2d3d;color:#fff;padding:16px 28px}header h1{margin:0 0 4px;font-size:22px}
+header p{margin:0;color:#c8d3df;font-size:13px}main{padding:8px 28px 40px;max-width:1300px}
+section{background:#fff;border:1px solid #dde2e8;border-radius:6px;margin:16px 0;padding:12px 18px}
+h2{font-size:18px;margin:4px 0 8px}.kpis{display:flex;flex-wrap:wrap;gap:10px;margin:8px 0}
+.kpi{border:1px solid #dde2e8;border-radius:5px;padding:6px 12px;min-width:120px}
+.kpi b{display:block;font-size:18px}.kpi span{color:#667;font-size:12px}
+figure.chart{margin:10px 0 16px}figcaption b{display:block;font-size:15px}
+.reading{display:block;color:#556;font-size:13px;margin:2px 0 4px}.note{color:#778;font-size:12px;margin:2px 0}
+.legend{font-size:12px;margin:2px 0 4px}.legend span{margin-right:14px;white-space:nowrap}
+.legend i{display:inline-block;width:11px;height:11px;margin-right:4px;vertical-align:-1px;border-radius:2px}
+svg{max-width:100%;height:auto;font-size:11px}svg .grid{stroke:#e6e9ee}svg .axis{stroke:#667}
+svg .plot{fill:#fcfcfd}svg .tick{fill:#556}svg .lab{fill:#222}svg .val{fill:#556;font-size:10px}
+svg .axt{fill:#334;font-size:12px}svg polyline{fill:none;stroke-width:1.6}svg .ref{stroke-width:2}
+svg circle.mark{fill-opacity:.75}
+table{border-collapse:collapse;font-size:12.5px;margin:6px 0 12px}th,td{padding:3px 9px;border-bottom:1px solid #eceff3}
+th{background:#f0f3f6;cursor:pointer;user-select:none;text-align:left;white-space:nowrap}
+th[data-dir=asc]::after{content:" ▲"}th[data-dir=desc]::after{content:" ▼"}
+td.n{text-align:right;font-variant-numeric:tabular-nums}td.name{max-width:560px;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
+.flag{color:#c0392b;font-weight:600}.empty{color:#889}
+#tc-check{display:none}
+"""
+
+# Records errors (script errors and blocked requests), makes tables sortable and writes what the
+# browser drew into #tc-check (read by the tests through --dump-dom).
+JS = r"""
+var tcErrors=[];
+window.onerror=function(m,s,l){tcErrors.push(String(m)+' @'+l);};
+document.addEventListener('securitypolicyviolation',function(e){tcErrors.push('blocked '+e.blockedURI+' ('+e.violatedDirective+')');});
+function tcKey(td){var v=td.getAttribute('data-v');if(v!==null&&v!==''&&!isNaN(+v))return +v;return td.textContent.toLowerCase();}
+function tcSort(th){var t=th.closest('table'),b=t.tBodies[0],i=Array.prototype.indexOf.call(th.parentNode.children,th);
+var d=th.getAttribute('data-dir')==='desc'?'asc':'desc';Array.prototype.forEach.call(th.parentNode.children,function(h){h.removeAttribute('data-dir');});
+th.setAttribute('data-dir',d);var rows=Array.prototype.slice.call(b.rows);
+rows.sort(function(x,y){var a=tcKey(x.cells[i]),c=tcKey(y.cells[i]);var r=(typeof a==='number'&&typeof c==='number')?a-c:String(a).localeCompare(String(c));return d==='asc'?r:-r;});
+rows.forEach(function(r){b.appendChild(r);});}
+document.querySelectorAll('table.sortable th').forEach(function(th){th.addEventListener('click',function(){tcSort(th);});});
+function tcCheck(){var out={charts:[],tables:[],errors:tcErrors};
+document.querySelectorAll('figure.chart').forEach(function(f){var n=0,area=0;
+f.querySelectorAll('svg .mark').forEach(function(m){var bb=m.getBBox();area+=bb.width*bb.height+bb.width+bb.height;
+n+=(m.tagName==='polyline')?m.points.numberOfItems:1;});out.charts.push({id:f.id,marks:n,drawn:area>0});});
+document.querySelectorAll('table.sortable').forEach(function(t){out.tables.push({id:t.id,rows:t.tBodies[0].rows.length});});
+document.getElementById('tc-check').textContent=JSON.stringify(out);}
+try{tcCheck();}catch(e){tcErrors.push('check: '+e);document.getElementById('tc-check').textContent=JSON.stringify({charts:[],errors:tcErrors});}
+"""
+
+
+def _e(s):
+    return escape("" if s is None else str(s), quote=True)
+
+
+def fmt_ns(v):
+    if v is None:
+        return "-"
+    div, unit = time_unit(abs(float(v)))
+    return f"{float(v) / div:,.3g} {unit}" if div > 1 else f"{float(v):,.0f} ns"
+
+
+def _pct(v):
+    return "-" if v is None else f"{v:.1f}%"
+
+
+def table(tid, header, rows, kinds):
+    """A sortable table. kinds per column: 'name' (text), 'n' (number shown as is),
+    ('ns',) a duration in ns, 'pct'; each row cell is a raw value."""
+    h = "".join(f"<th>{_e(c)}</th>" for c in header)
+    body = []
+    for r in rows:
+        cells = []
+        for v, k in zip(r, kinds):
+            if k == "ns":
+                cells.append(f'<td class="n" data-v="{"" if v is None else float(v)}">{_e(fmt_ns(v))}</td>')
+            elif k == "pct":
+                cells.append(f'<td class="n" data-v="{"" if v is None else float(v)}">{_e(_pct(v))}</td>')
+            elif k == "n":
+                if isinstance(v, float):
+                    txt = f"{v:,.3g}"
+                else:
+                    txt = "-" if v is None else f"{v:,}" if isinstance(v, int) else str(v)
+                cells.append(f'<td class="n" data-v="{"" if v is None else v}">{_e(txt)}</td>')
+            elif k == "flag":
+                cells.append(f'<td class="{"flag" if v else ""}">{"yes" if v else "no"}</td>')
+            else:
+                cells.append(f'<td class="name" title="{_e(v)}">{_e(v)}</td>')
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    if not rows:
+        return '<p class="empty">(no rows)</p>'
+    return (f'<table class="sortable" id="{_e(tid)}"><thead><tr>{h}</tr></thead>'
+            f'<tbody>{"".join(body)}</tbody></table>')
+
+
+def _cut(s, n):
+    s = "" if s is None else str(s)
+    return s if len(s) <= n else s[: n - 1] + "…"
+
+
+def _rows(src, q):
+    """Rows as dicts; DuckDB's sums of BIGINT (HUGEINT, read as Decimal) become floats."""
+    return [{k: (float(v) if isinstance(v, Decimal) else v) for k, v in r.items()}
+            for r in src.sql(q).iter_rows(named=True)]
+
+
+class _Report:
+    def __init__(self, src, is_lake):
+        self.src, self.lake, self.names = src, is_lake, set(src.tables)
+        self.sections = []
+
+    def has(self, *names):
+        return all(n in self.names for n in names)
+
+    def scope(self, r):
+        parts = []
+        if self.lake or r.get("rank") is not None:
+            parts.append(f"rank {r['rank']}" if r.get("rank") is not None else f"trace {r['trace_id']}")
+        if r.get("device") is not None:
+            parts.append(f"GPU {r['device']}")
+        return " · ".join(parts) or f"trace {r['trace_id']}"
+
+    def add(self, sid, title, *parts):
+        self.sections.append(f'<section id="{sid}"><h2>{_e(title)}</h2>{"".join(parts)}</section>')
+
+    # --- sections -------------------------------------------------------------------------
+    def timeline(self):
+        if not self.has("gpu_timeline"):
+            return
+        rows = _rows(self.src, "SELECT * FROM gpu_timeline WHERE device IS NOT NULL ORDER BY trace_id, device")
+        if not rows:
+            return
+        tot = _rows(self.src, """SELECT sum(total_ns) total, sum(busy_ns) busy, sum(computation_ns) comp,
+            sum(exposed_comm_ns) comm, sum(idle_ns) idle FROM gpu_timeline WHERE device IS NULL""")[0]
+        kp = [("GPU span", fmt_ns(tot["total"])), ("busy", _pct(100 * tot["busy"] / tot["total"] if tot["total"] else None)),
+              ("computing", _pct(100 * tot["comp"] / tot["total"] if tot["total"] else None)),
+              ("exposed comm.", _pct(100 * tot["comm"] / tot["total"] if tot["total"] else None)),
+              ("idle", _pct(100 * tot["idle"] / tot["total"] if tot["total"] else None))]
+        kpis = '<div class="kpis">' + "".join(f'<div class="kpi"><b>{_e(v)}</b><span>{_e(k)}</span></div>'
+                                              for k, v in kp) + "</div>"
+        keys = [("computation_pct", "computation"), ("exposed_comm_pct", "exposed communication"),
+                ("exposed_memcpy_pct", "exposed memcpy"), ("idle_pct", "idle")]
+        colors = [PALETTE[0], PALETTE[1], PALETTE[3], "#c9ced6"]
+        chart = charts.hbars(
+            "chart-gpu-timeline", "GPU timeline breakdown",
+            "Each bar is one GPU's span from its first to its last event; the grey part is time the GPU did nothing.",
+            [self.scope(r) for r in rows], [[r[k] for r in rows] for k, _ in keys],
+            "% of the GPU's span (first to last device event)", fmt=lambda v: f"{v:.1f}%", colors=colors,
+            legend=list(zip([n for _, n in keys], colors)), xmax=100)
+        tab = table("table-gpu-timeline", ("scope", "span", "busy", "computation", "exposed comm.",
+                                           "exposed memcpy", "idle"),
+                    [(self.scope(r), r["total_ns"], r["busy_pct"], r["computation_pct"], r["exposed_comm_pct"],
+                      r["exposed_memcpy_pct"], r["idle_pct"]) for r in rows],
+                    ("name", "ns", "pct", "pct", "pct", "pct", "pct"))
+        self.add("timeline", "GPU timeline", kpis, chart, tab)
+
+    def top(self):
+        parts = []
+        if self.has("op_summary"):
+            rows = _rows(self.src, f"""SELECT name, sum(count) AS count, sum(direct_busy_ns) AS gpu,
+                sum(cpu_self_ns) AS cpu_self, sum(direct_kernels) AS kernels,
+                100.0 * sum(direct_busy_ns) / nullif(sum(sum(direct_busy_ns)) OVER (), 0) AS share
+                FROM op_summary GROUP BY name HAVING sum(direct_busy_ns) > 0 ORDER BY gpu DESC, name LIMIT 50""")
+            if rows:
+                div, unit = time_unit(max(r["gpu"] for r in rows))
+                parts.append(charts.hbars(
+                    "chart-top-ops", f"Top {min(TOP, len(rows))} ops by GPU time",
+                    "The longest bars are the operators whose own kernels kept the GPU busiest: optimise these first.",
+                    [r["name"] for r in rows[:TOP]], [[r["gpu"] / div for r in rows[:TOP]]],
+                    f"GPU busy time of the kernels each op launched directly ({unit})",
+                    fmt=lambda v, u=unit: f"{v:,.3g} {u}"))
+                parts.append(table("table-top-ops", ("op", "count", "GPU time", "share", "kernels", "CPU self"),
+                                   [(r["name"], int(r["count"]), r["gpu"], r["share"], int(r["kernels"] or 0),
+                                     r["cpu_self"]) for r in rows], ("name", "n", "ns", "pct", "n", "ns")))
+        if self.has("kernel_stats"):
+            rows = _rows(self.src, """SELECT name, sum(count) AS count, sum(sum_ns) AS total,
+                sum(sum_ns) / sum(count) AS mean, min(min_ns) AS min, max(max_ns) AS max,
+                100.0 * sum(sum_ns) / nullif(sum(sum(sum_ns)) OVER (), 0) AS share
+                FROM kernel_stats GROUP BY name ORDER BY total DESC, name LIMIT 50""")
+            if rows:
+                div, unit = time_unit(max(r["total"] for r in rows))
+                parts.append(charts.hbars(
+                    "chart-top-kernels", f"Top {min(TOP, len(rows))} kernels by GPU time",
+                    "Each bar is the summed duration of every launch of one kernel; a few long bars mean a few kernels dominate.",
+                    [r["name"] for r in rows[:TOP]], [[r["total"] / div for r in rows[:TOP]]],
+                    f"total kernel duration ({unit})", fmt=lambda v, u=unit: f"{v:,.3g} {u}"))
+                parts.append(table("table-top-kernels", ("kernel", "count", "total", "mean", "min", "max", "share"),
+                                   [(r["name"], int(r["count"]), r["total"], r["mean"], r["min"], r["max"], r["share"])
+                                    for r in rows], ("name", "n", "ns", "ns", "ns", "ns", "pct")))
+        if parts:
+            self.add("top", "Top ops and kernels by GPU time", *parts)
+
+    def classes(self):
+        if not self.has("kernel_class_stats"):
+            return
+        rows = _rows(self.src, """SELECT coalesce(kernel_class, '(none)') AS cls, sum(count) AS count,
+            sum(sum_ns) AS total, 100.0 * sum(sum_ns) / nullif(sum(sum(sum_ns)) OVER (), 0) AS share
+            FROM kernel_class_stats GROUP BY 1 ORDER BY total DESC""")
+        if not rows:
+            return
+        self.add("classes", "GPU time by kernel class", charts.hbars(
+            "chart-kernel-class", "GPU time by kernel class",
+            "Shows what kind of work the GPU time went to: GEMMs and attention are the math, the rest is overhead to shrink.",
+            [r["cls"] for r in rows], [[r["share"] for r in rows]],
+            "% of the summed duration of all device events", fmt=lambda v: f"{v:.1f}%",
+            colors=PALETTE), table("table-kernel-class", ("class", "events", "total", "share"),
+                                   [(r["cls"], int(r["count"]), r["total"], r["share"]) for r in rows],
+                                   ("name", "n", "ns", "pct")))
+
+    def roofline(self):
+        if not self.has("op_perf"):
+            return
+        rows = _rows(self.src, """SELECT name, category, precision, device_model, arithmetic_intensity AS ai,
+            achieved_tflops_per_s AS tf, peak_tflops_per_s AS pf, peak_tb_per_s AS pb, roofline_pct, gpu_ns, shapes
+            FROM op_perf WHERE innermost AND flops > 0 AND bytes > 0 AND gpu_ns > 0
+            ORDER BY gpu_ns DESC LIMIT 1500""")
+        peaks = {(r["device_model"], r["precision"]): (r["pf"], r["pb"]) for r in rows if r["pf"] and r["pb"]}
+        if not rows or not peaks:
+            return
+        cats = sorted({r["category"] for r in rows})
+        series = [{"name": c, "color": PALETTE[i % len(PALETTE)],
+                   "points": [(r["ai"], r["tf"], f"{r['name']} {r['shapes'] or ''}: {r['ai']:.3g} FLOP/B, "
+                               f"{r['tf']:.3g} TFLOP/s" + (f" ({r['roofline_pct']:.0f}% of roof)"
+                                                            if r["roofline_pct"] is not None else ""))
+                              for r in rows if r["category"] == c]} for i, c in enumerate(cats)]
+        ais = [r["ai"] for r in rows]
+        lo, hi = min(ais + [pf / pb for pf, pb in peaks.values()]) / 4, max(ais + [pf / pb for pf, pb in peaks.values()]) * 4
+        lines = []
+        for k, ((model, prec), (pf, pb)) in enumerate(sorted(peaks.items(), key=lambda kv: str(kv[0]))):
+            ridge = pf / pb
+            pts = [(lo, lo * pb), (ridge, pf), (hi, pf)]
+            lines.append({"name": f"roof {model} {prec}: {pf:g} TFLOP/s, {pb:g} TB/s", "dash": k > 0,
+                          "color": ("#222", "#888", "#555")[k % 3], "points": pts})
+        self.add("roofline", "Roofline of ops", charts.xy(
+            "chart-roofline", "Roofline: achieved TFLOP/s of ops against the device's roofs",
+            "A point far below the roof line above it left performance on the table; left of the ridge the op is memory-bound, right of it compute-bound.",
+            series, "arithmetic intensity (FLOP per byte moved, log scale)",
+            "achieved TFLOP/s (log scale)", logx=True, logy=True, lines=lines, height=380,
+            note=f"{len(rows)} innermost modelled op instances with a GPU time (the longest 1500 at most)."))
+
+    def over_time(self):
+        parts = []
+        t0 = None
+        if self.has("queue_depth") or self.has("idle_gaps"):
+            t0 = _rows(self.src, "SELECT min(ts_ns) AS t0, max(ts_ns + coalesce(dur_ns, 0)) AS t1 FROM kernels")[0]
+        if t0 is None or t0["t0"] is None:
+            return
+        start, span = t0["t0"], max(t0["t1"] - t0["t0"], 1)
+        div, unit = time_unit(span)
+        if self.has("idle_gaps"):
+            n_all = _rows(self.src, "SELECT count(*) AS n FROM idle_gaps")[0]["n"]
+            rows = _rows(self.src, f"""SELECT rank, trace_id, device, stream, name, gap_start_ns, gap_ns, cause
+                FROM idle_gaps ORDER BY gap_ns DESC LIMIT {MAX_GAPS}""")
+            if rows:
+                gdiv, gunit = time_unit(max(r["gap_ns"] for r in rows))
+                causes = ["host_wait", "kernel_wait", "other"]
+                series = [{"name": c, "color": PALETTE[[2, 0, 6][i]],
+                           "points": [((r["gap_start_ns"] - start) / div, r["gap_ns"] / gdiv,
+                                       f"{self.scope(r)} stream {r['stream']}: {fmt_ns(r['gap_ns'])} before {_cut(r['name'], 50)}")
+                                      for r in rows if r["cause"] == c]} for i, c in enumerate(causes)]
+                parts.append(charts.xy(
+                    "chart-idle-gaps", "Idle gaps over time",
+                    "Each dot is a stretch where a stream sat idle; red dots high up are long waits for the host to launch work.",
+                    series, f"time since the first device event ({unit})", f"gap length ({gunit}, log scale)",
+                    logy=True, note=(f"The largest {len(rows)} of {n_all} gaps." if n_all > len(rows)
+                                     else f"All {n_all} gaps.")))
+                it = _rows(self.src, """SELECT rank, trace_id, device, stream, span_ns, idle_ns,
+                    host_wait_ns, kernel_wait_ns, other_ns FROM idle_time ORDER BY idle_ns DESC LIMIT 50""") \
+                    if self.has("idle_time") else []
+                if it:
+                    parts.append(table("table-idle-time", ("stream", "span", "idle", "host wait", "kernel wait", "other"),
+                                       [(f"{self.scope(r)} stream {r['stream']}", r["span_ns"], r["idle_ns"],
+                                         r["host_wait_ns"], r["kernel_wait_ns"], r["other_ns"]) for r in it],
+                                       ("name", "ns", "ns", "ns", "ns", "ns")))
+        if self.has("queue_depth"):
+            streams = _rows(self.src, f"""SELECT trace_id, any_value(rank) AS rank, device, stream, count(*) AS n
+                FROM queue_depth GROUP BY ALL ORDER BY n DESC, trace_id, device, stream LIMIT {MAX_STREAMS}""")
+            if streams:
+                binw = max(span // QUEUE_BINS, 1)
+                keys = ", ".join(f"({s['trace_id']}, {s['device']}, {s['stream']})" for s in streams)
+                pts = _rows(self.src, f"""SELECT trace_id, device, stream, (ts_ns - {start}) // {binw} AS b,
+                    max(queue_depth) AS q FROM queue_depth WHERE (trace_id, device, stream) IN ({keys})
+                    GROUP BY ALL ORDER BY b""")
+                series = []
+                for i, s in enumerate(streams):
+                    p = [((r["b"] * binw) / div, r["q"]) for r in pts
+                         if (r["trace_id"], r["device"], r["stream"]) == (s["trace_id"], s["device"], s["stream"])]
+                    series.append({"name": f"{self.scope(s)} stream {s['stream']}",
+                                   "color": PALETTE[i % len(PALETTE)], "points": p})
+                parts.append(charts.xy(
+                    "chart-queue-depth", "Queue depth over time",
+                    "A line that stays above zero means the host ran ahead of the GPU (GPU-bound); at zero the GPU waited for launches.",
+                    series, f"time since the first device event ({unit})",
+                    "launched, not yet started device events (count)", kind="step", ymin=0,
+                    note=f"Maximum per {fmt_ns(binw)} bin; the {len(streams)} busiest streams."))
+        if parts:
+            self.add("time", "Idle gaps and queue depth over time", *parts)
+
+    def fleet(self):
+        if not self.lake:
+            return
+        parts = []
+        if self.has("rank_summary"):
+            rows = _rows(self.src, "SELECT * FROM rank_summary WHERE rank IS NOT NULL ORDER BY rank")
+            steps = [r for r in rows if r["step_mean_ns"] is not None]
+            if steps:
+                div, unit = time_unit(max(r["step_mean_ns"] for r in steps))
+                parts.append(charts.hbars(
+                    "chart-rank-steps", "Step time per rank",
+                    "Ranks wait for each other at collectives, so a rank with a much longer bar slows the whole job.",
+                    [f"rank {r['rank']}" for r in steps], [[r["step_mean_ns"] / div for r in steps]],
+                    f"mean ProfilerStep time ({unit})", fmt=lambda v, u=unit: f"{v:,.3g} {u}"))
+            if rows:
+                parts.append(table("table-rank-summary", ("rank", "steps", "mean step", "max step", "GPU busy",
+                                                          "comm", "exposed comm", "collectives"),
+                                   [(r["rank"], r["steps"], r["step_mean_ns"], r["step_max_ns"], r["gpu_busy_pct"],
+                                     r["comm_pct"], r["exposed_comm_ns"], r["collectives"]) for r in rows],
+                                   ("n", "n", "ns", "ns", "pct", "pct", "ns", "n")))
+        if self.has("collective_skew"):
+            rows = _rows(self.src, """SELECT * FROM collective_skew WHERE ranks > 1
+                ORDER BY start_skew_ns DESC, pg_key, collective, seq LIMIT 200""")
+            if rows:
+                top = rows[:TOP]
+                div, unit = time_unit(max(max(r["start_skew_ns"], r["end_skew_ns"] or 0) for r in top) or 1)
+                parts.append(charts.hbars(
+                    "chart-collective-skew", f"Collective skew (the {len(top)} most skewed calls)",
+                    "A long bar means the ranks reached this collective far apart: the early ones waited for the last.",
+                    [f"{r['collective']} #{r['seq']} ({r['pg_key']}) last: rank {r['last_rank']}" for r in top],
+                    [[r["start_skew_ns"] / div for r in top]],
+                    f"last minus first kernel start across ranks ({unit})", fmt=lambda v, u=unit: f"{v:,.3g} {u}"))
+                parts.append(table("table-collective-skew", ("collective", "group", "seq", "ranks", "bytes",
+                                                             "start skew", "end skew", "first rank", "last rank"),
+                                   [(r["collective"], r["pg_key"], r["seq"], r["ranks"], r["msg_bytes"],
+                                     r["start_skew_ns"], r["end_skew_ns"], r["first_rank"], r["last_rank"])
+                                    for r in rows], ("name", "name", "n", "n", "n", "ns", "ns", "n", "n")))
+        if self.has("stragglers"):
+            rows = _rows(self.src, "SELECT * FROM stragglers ORDER BY rank")
+            late = [r for r in rows if r["arrival_late_ns"] is not None]
+            if late:
+                div, unit = time_unit(max(r["arrival_late_ns"] for r in late) or 1)
+                flagged = [r for r in rows if r["slow_step"] or r["late_arrival"]]
+                parts.append(charts.hbars(
+                    "chart-stragglers", "Arrival lateness at collectives per rank",
+                    "The rank with the longest bar is the one the others most often wait for; red marks a flagged straggler.",
+                    [f"rank {r['rank']}" + (" (straggler)" if r["slow_step"] or r["late_arrival"] else "") for r in late],
+                    [[r["arrival_late_ns"] / div for r in late]],
+                    f"mean kernel start after the earliest rank's ({unit})", fmt=lambda v, u=unit: f"{v:,.3g} {u}",
+                    note=("Stragglers: " + ", ".join(f"rank {r['rank']}" for r in flagged)) if flagged
+                    else "No rank is an outlier (robust z > 3.5 against the median over ranks)."))
+            if rows:
+                parts.append(table("table-stragglers", ("rank", "mean step", "step excess", "arrival lateness",
+                                                        "times last", "slow step", "late arrival"),
+                                   [(r["rank"], r["step_mean_ns"], r["step_excess_pct"], r["arrival_late_ns"],
+                                     r["times_last"], r["slow_step"], r["late_arrival"]) for r in rows],
+                                   ("n", "ns", "pct", "ns", "n", "flag", "flag")))
+        if parts:
+            self.add("fleet", "Ranks: step time, collective skew and stragglers", *parts)
+
+
+def render(src, title=None):
+    """The report for an opened trace (tracecols.open) or a tc.Lake, as one HTML string."""
+    from ..fleet.lake import Lake
+    is_lake = isinstance(src, Lake)
+    rep = _Report(src, is_lake)
+    for step in (rep.timeline, rep.top, rep.classes, rep.roofline, rep.over_time, rep.fleet):
+        step()
+    origin = getattr(src, "origin", "")
+    title = title or f"tracecols report: {os.path.basename(str(origin).rstrip('/')) or origin}"
+    n = len(src.traces) if is_lake else 1
+    sub = (f"{'lake of ' + str(n) + ' traces' if is_lake else 'trace'} {origin} · tracecols {__version__} · "
+           f"{datetime.datetime.now().strftime('%Y-%m-%d %H:%M')}")
+    return ("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
+            '<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f"<title>{_e(title)}</title><style>{CSS}</style></head><body>"
+            f"<header><h1>{_e(title)}</h1><p>{_e(sub)}</p></header><main>"
+            + "".join(rep.sections)
+            + f'</main><div id="tc-check"></div><script>{JS}</script></body></html>')
+
+
+def write(source, out_path, title=None):
+    """Open SOURCE (trace file or lake directory), render the report and write it; returns the path."""
+    from ..trace import open as open_trace
+    src = open_trace(source)
+    html = render(src, title=title)
+    out_path = os.path.abspath(str(out_path))
+    tmp = out_path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(html)
+    os.replace(tmp, out_path)
+    return out_path
