@@ -24,6 +24,7 @@ import pyarrow as pa
 from ..errors import Malformed, NotATrace
 from . import jsontext
 from .kineto import CHUNK, _ijson, _one_line, _Tap, parse_tail
+from .toplevel import first_byte, keys_before
 from .source import GZIP_ERRORS, Source
 
 # node fields with a column of their own (both layouts name them the same, as keys or attrs)
@@ -161,44 +162,21 @@ def _node_row(node, pos, rows, ins, outs):
 
 
 def _head(src):
-    """Top-level scalar keys before `nodes`; raises NotATrace when the file is not an ET."""
-    be = _ijson()
-    meta = {}
-    builder, key, depth = None, None, 0
-    with src.stream() as f:
-        try:
-            first = f.read(1 << 12).lstrip()[:1]
-        except GZIP_ERRORS as e:
-            raise Malformed(src.path, f"corrupt gzip data: {_one_line(e)}", offset=0) from None
-        if first != b"{":
-            raise NotATrace(src.path, "not a PyTorch Execution Trace (not a JSON object)")
-    with src.stream() as f:
-        try:
-            for prefix, event, value in be.parse(f, buf_size=CHUNK):
-                if builder is not None:
-                    builder.event(event, value)
-                    if event in ("start_map", "start_array"):
-                        depth += 1
-                    elif event in ("end_map", "end_array"):
-                        depth -= 1
-                    if depth == 0:
-                        meta[key] = builder.value
-                        builder = None
-                    continue
-                if prefix == "" and event == "map_key":
-                    if value == "nodes":
-                        return meta
-                    if value == "traceEvents":
-                        raise NotATrace(src.path, "it is a Kineto trace (has 'traceEvents'), not an Execution "
-                                        "Trace; pass it as --kineto")
-                    key, depth = value, 0
-                    builder = ijson.ObjectBuilder()
-        except ijson.JSONError as e:
-            raise Malformed(src.path, f"invalid JSON before nodes: {_one_line(e)}") from None
-        except GZIP_ERRORS as e:
-            raise Malformed(src.path, f"corrupt gzip data: {_one_line(e)}") from None
-    raise NotATrace(src.path, "not a PyTorch Execution Trace: no 'nodes' array (top-level keys: "
-                    + (", ".join(list(meta)[:8]) or "none") + ")")
+    """Top-level keys before `nodes`; raises NotATrace when the file is not an ET."""
+    if first_byte(src) != b"{":
+        raise NotATrace(src.path, "not a PyTorch Execution Trace (not a JSON object)")
+
+    def kineto(key, meta):
+        if key == "traceEvents":
+            raise NotATrace(src.path, "it is a Kineto trace (has 'traceEvents'), not an Execution "
+                            "Trace; pass it as --kineto")
+
+    try:
+        return keys_before(src, "nodes", _ijson(), on_key=kineto)
+    except NotATrace as e:
+        if "no 'nodes'" in e.message:
+            raise NotATrace(src.path, "not a PyTorch Execution Trace: " + e.message) from None
+        raise
 
 
 def read_execution_trace(path):

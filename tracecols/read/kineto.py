@@ -14,10 +14,11 @@ import ijson
 import pyarrow as pa
 
 from ..errors import Malformed, NotATrace
-from . import jsontext
 from .batch import build_batches
 from .schema import RAW_SCHEMA
 from .source import GZIP_ERRORS, Source
+from .toplevel import first_byte, keys_before
+from .toplevel import one_line as _one_line
 
 CHUNK = 1 << 16
 BATCH = 1 << 14
@@ -37,13 +38,6 @@ def _ijson():
         return ijson
 
 
-def _one_line(e):
-    msg = e.args[0] if e.args else str(e)
-    if isinstance(msg, bytes):
-        msg = msg.decode("utf-8", "replace")
-    return " ".join(str(msg).split("\n")[0].split())
-
-
 # ---------------------------------------------------------------------------------------
 # The head: top-level keys before traceEvents.
 
@@ -55,45 +49,18 @@ _OTHER_FORMATS = {
 
 def read_head(src):
     """Return (form, metadata) where form is 'object' or 'array' (a bare Chrome-trace event list)."""
-    be = _ijson()
-    with src.stream() as f:
-        try:
-            first = f.read(1 << 12).lstrip()[:1]
-        except GZIP_ERRORS as e:
-            raise Malformed(src.path, f"corrupt gzip data: {_one_line(e)}", offset=0) from None
-        if first == b"[":
-            return "array", {}
-        if first != b"{":
-            what = "empty" if not first else f"starts with {first!r}, not a JSON object or array"
-            raise Malformed(src.path, f"not JSON: {what}", offset=0)
-    meta = {}
-    builder, key, depth = None, None, 0
-    with src.stream() as f:
-        try:
-            for prefix, event, value in be.parse(f, buf_size=CHUNK):
-                if builder is not None:
-                    builder.event(event, value)
-                    if event in ("start_map", "start_array"):
-                        depth += 1
-                    elif event in ("end_map", "end_array"):
-                        depth -= 1
-                    if depth == 0:
-                        meta[key] = builder.value
-                        builder = None
-                    continue
-                if prefix == "" and event == "map_key":
-                    if value == "traceEvents":
-                        return "object", meta
-                    if value in _OTHER_FORMATS and (value != "nodes" or "schema" in meta):
-                        raise NotATrace(src.path, _OTHER_FORMATS[value])
-                    key, depth = value, 0
-                    builder = ijson.ObjectBuilder()
-        except ijson.JSONError as e:
-            raise Malformed(src.path, f"invalid JSON before traceEvents: {_one_line(e)}") from None
-        except GZIP_ERRORS as e:
-            raise Malformed(src.path, f"corrupt gzip data: {_one_line(e)}") from None
-    raise NotATrace(src.path, "no 'traceEvents' array (top-level keys: "
-                    + (", ".join(list(meta)[:8]) or "none") + ")")
+    first = first_byte(src)
+    if first == b"[":
+        return "array", {}
+    if first != b"{":
+        what = "empty" if not first else f"starts with {first!r}, not a JSON object or array"
+        raise Malformed(src.path, f"not JSON: {what}", offset=0)
+
+    def other_format(key, meta):
+        if key in _OTHER_FORMATS and (key != "nodes" or "schema" in meta):
+            raise NotATrace(src.path, _OTHER_FORMATS[key])
+
+    return "object", keys_before(src, "traceEvents", _ijson(), on_key=other_format)
 
 
 _TAIL_START = re.compile(rb"\]\s*(?=[,}])")

@@ -1,0 +1,62 @@
+"""The keys of a JSON document's top-level object that come before one big array.
+
+Kineto traces hold `traceEvents`, Execution Traces `nodes`; whatever metadata precedes that
+array is read here by a short token walk (the big array itself is streamed elsewhere).
+"""
+import ijson
+
+from ..errors import Malformed, NotATrace
+from .source import GZIP_ERRORS
+
+CHUNK = 1 << 16
+
+
+def first_byte(src):
+    """The first non-blank byte of the decompressed content (b'' for an empty document)."""
+    with src.stream() as f:
+        try:
+            return f.read(1 << 12).lstrip()[:1]
+        except GZIP_ERRORS as e:
+            raise Malformed(src.path, f"corrupt gzip data: {one_line(e)}", offset=0) from None
+
+
+def keys_before(src, stop, backend, on_key=None):
+    """{key: value} of the top-level keys before `stop`; `on_key(key, meta)` may raise to reject.
+
+    Raises NotATrace when the document has no top-level `stop` key.
+    """
+    meta = {}
+    builder, key, depth = None, None, 0
+    with src.stream() as f:
+        try:
+            for prefix, event, value in backend.parse(f, buf_size=CHUNK):
+                if builder is not None:
+                    builder.event(event, value)
+                    if event in ("start_map", "start_array"):
+                        depth += 1
+                    elif event in ("end_map", "end_array"):
+                        depth -= 1
+                    if depth == 0:
+                        meta[key] = builder.value
+                        builder = None
+                    continue
+                if prefix == "" and event == "map_key":
+                    if value == stop:
+                        return meta
+                    if on_key is not None:
+                        on_key(value, meta)
+                    key, depth = value, 0
+                    builder = ijson.ObjectBuilder()
+        except ijson.JSONError as e:
+            raise Malformed(src.path, f"invalid JSON before {stop}: {one_line(e)}") from None
+        except GZIP_ERRORS as e:
+            raise Malformed(src.path, f"corrupt gzip data: {one_line(e)}") from None
+    raise NotATrace(src.path, f"no '{stop}' array (top-level keys: " + (", ".join(list(meta)[:8]) or "none") + ")")
+
+
+def one_line(e):
+    """An ijson / zlib error message as one line."""
+    msg = e.args[0] if e.args else str(e)
+    if isinstance(msg, bytes):
+        msg = msg.decode("utf-8", "replace")
+    return " ".join(str(msg).split("\n")[0].split())
