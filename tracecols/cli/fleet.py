@@ -1,5 +1,4 @@
 """`tracecols ingest` (traces -> lake, in parallel, with a progress bar) and `tracecols export`."""
-import os
 import sys
 import time
 
@@ -84,7 +83,8 @@ def ingest(args):
     client, executor = _executor(args)
     rep = ProgressReporter()
     try:
-        res = ingest_lake(args.sources, args.output, executor=executor, jobs=args.jobs, reporter=rep)
+        res = ingest_lake(args.sources, args.output, executor=executor, jobs=args.jobs, reporter=rep,
+                          keep_secrets=args.keep_secrets)
     finally:
         if client is not None:
             client.close()
@@ -105,7 +105,7 @@ def ingest(args):
 
 
 def export(args):
-    lake = Lake(args.lake)
+    lake = Lake(args.lake, keep_secrets=args.keep_secrets)
     out, names = lake.export_duckdb(args.duckdb)
     print(f"tracecols: wrote {out} ({len(names)} views over {len(lake.traces)} traces)", file=sys.stderr)
     return 0

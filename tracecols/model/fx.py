@@ -45,7 +45,6 @@ def fx_marks(slices, kernels=None):
     is_node = names.str.contains(NODE_MARK).to_numpy()
     if not (is_file.any() or is_node.any()):
         return FX_SCHEMA.empty_table()
-    n = sl.height
     key = sl.select(["trace_id", "uid"]).with_row_index("_i")
     parent = (sl.select(["trace_id", pl.col("parent_uid").alias("uid")])
               .join(key, on=["trace_id", "uid"], how="left", maintain_order="left")["_i"]
