@@ -10,6 +10,7 @@ from .errors import SourceIOError
 from .model.events import events_table
 from .model.fx import fx_marks
 from .model.kernels import build_kernels
+from .model.secrets import METADATA_COLUMNS, redact, redact_table
 from .model.tree import build_slices
 from .model.traces import detect_rank, devices_table, traces_table
 from .read.kineto import read_trace
@@ -19,8 +20,10 @@ from .version import SCHEMA_VERSION, __version__
 BASE_TABLES = ("traces", "events", "devices", "slices", "kernels", "fx_marks")
 
 
-def ingest(paths, timings=None):
+def ingest(paths, timings=None, keep_secrets=False):
     """Read trace files into the base tables: {name: Arrow table}, plus the input descriptions.
+
+    Secret-looking metadata values are redacted (see model/secrets.py) unless `keep_secrets`.
 
     `timings`, when a dict, receives the seconds spent per stage (read, tree, links, …).
     """
@@ -30,6 +33,8 @@ def ingest(paths, timings=None):
     for trace_id, path in enumerate(paths):
         batches = []
         info = read_trace(path, batches.append)
+        if not keep_secrets:
+            info["metadata"] = redact(info["metadata"])
         rank, source = detect_rank(path, info["metadata"])
         events = events_table(batches, trace_id, rank)
         del batches
@@ -107,8 +112,12 @@ class Trace:
         return f"<tracecols.Trace {self.origin}: {', '.join(self.tables)}>"
 
 
-def open(*paths):  # noqa: A001 - the public name is tracecols.open
-    """Open trace files (local or fsspec URLs, .json or .json.gz), or a directory written by save()/ingest."""
+def open(*paths, keep_secrets=False):  # noqa: A001 - the public name is tracecols.open
+    """Open trace files (local or fsspec URLs, .json or .json.gz), or a directory written by save()/ingest.
+
+    Metadata values under secret-looking keys (tokens, passwords, keys, …) are redacted in the
+    tables, whatever was stored, unless `keep_secrets=True`.
+    """
     if not paths:
         raise TypeError("tracecols.open() needs at least one path")
     if len(paths) == 1 and os.path.isdir(str(paths[0])):
@@ -116,11 +125,16 @@ def open(*paths):  # noqa: A001 - the public name is tracecols.open
         manifest = parquet.read_manifest(d)
         if manifest and manifest.get("layout") == "lake":  # written by `tracecols ingest`: many traces
             from .fleet.lake import Lake
-            return Lake(d)
+            return Lake(d, keep_secrets=keep_secrets)
         if manifest is None:
             raise SourceIOError(d, "is a directory without _tracecols.json (not a tracecols output)")
         files = parquet.table_files(d)
         base = {name: files[name] for name in files}
+        if not keep_secrets:  # the output may have been written with keep_secrets: redact on the way out
+            import pyarrow.parquet as pq
+            for name in METADATA_COLUMNS:
+                if name in base:
+                    base[name] = redact_table(name, pq.read_table(base[name]))
         return Trace(base, manifest.get("inputs", []), origin=str(d))
-    tables, inputs = ingest([str(p) for p in paths])
+    tables, inputs = ingest([str(p) for p in paths], keep_secrets=keep_secrets)
     return Trace(tables, inputs, origin=", ".join(str(p) for p in paths))

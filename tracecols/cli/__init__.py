@@ -17,6 +17,8 @@ def _parser():
 
     s = sub.add_parser("info", help="one screen about a trace: size, events by category, span, devices, rank")
     s.add_argument("source", help="trace file (.json/.json.gz, path or URL) or a tracecols output directory")
+    s.add_argument("--keep-secrets", action="store_true",
+                   help="keep metadata values whose keys look like tokens, passwords or keys (redacted by default)")
     s.set_defaults(func=commands.info)
 
     s = sub.add_parser("sql", help="run DuckDB SQL over a trace's tables")
@@ -25,6 +27,8 @@ def _parser():
     s.add_argument("--format", choices=["table", "csv", "json", "parquet"], default="table")
     s.add_argument("-o", "--output", help="write the result to this file instead of stdout")
     s.add_argument("--max-rows", type=int, default=50, help="rows shown by --format table (default 50)")
+    s.add_argument("--keep-secrets", action="store_true",
+                   help="keep metadata values whose keys look like tokens, passwords or keys (redacted by default)")
     s.set_defaults(func=commands.sql)
 
     s = sub.add_parser("tree", help="print the host call tree under an op (kernels under their launch calls)")
@@ -45,11 +49,15 @@ def _parser():
     s.add_argument("--executor", choices=["local", "dask"], default="local",
                    help="local processes (default) or a Dask distributed cluster")
     s.add_argument("--scheduler", help="Dask scheduler address, e.g. tcp://HOST:8786 (with --executor dask)")
+    s.add_argument("--keep-secrets", action="store_true",
+                   help="keep metadata values whose keys look like tokens, passwords or keys (redacted by default)")
     s.set_defaults(func=fleet.ingest)
 
     s = sub.add_parser("export", help="write a DuckDB file of views over a lake, for BI tools")
     s.add_argument("lake", help="lake directory written by `tracecols ingest`")
     s.add_argument("--duckdb", required=True, help="the .duckdb file to write")
+    s.add_argument("--keep-secrets", action="store_true",
+                   help="keep metadata values whose keys look like tokens, passwords or keys (redacted by default)")
     s.set_defaults(func=fleet.export)
 
     from . import augment, diff, link

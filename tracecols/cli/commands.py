@@ -30,7 +30,7 @@ def _human_ns(ns):
 
 
 def info(args):
-    t = open_trace(args.source)
+    t = open_trace(args.source, keep_secrets=args.keep_secrets)
     out = sys.stdout
     for tr in t.sql("select * from traces order by trace_id").iter_rows(named=True):
         meta = json.loads(tr["metadata"]) if tr["metadata"] else {}
@@ -69,7 +69,7 @@ def info(args):
 
 
 def sql(args):
-    t = open_trace(args.source)
+    t = open_trace(args.source, keep_secrets=args.keep_secrets)
     df = t.sql(args.query)
     if df is None:
         return 0

@@ -117,8 +117,10 @@ class Result:
         return not self.failed
 
 
-def ingest_lake(sources, out, executor=None, jobs=None, reporter=None):
+def ingest_lake(sources, out, executor=None, jobs=None, reporter=None, keep_secrets=False):
     """Ingest the traces found in `sources` into the lake at `out`; returns a Result.
+
+    Secret-looking metadata values are redacted before they are written, unless `keep_secrets`.
 
     executor: any concurrent.futures.Executor (default: a process pool of `jobs` processes,
     one per core; jobs=1 runs in this process).
@@ -173,7 +175,7 @@ def ingest_lake(sources, out, executor=None, jobs=None, reporter=None):
         rep.start(len(todo), sum(sizes.values()))
         # largest first: the long poles start early and the pool drains evenly
         order = sorted(todo, key=lambda p: (-sizes[p], plan[p]))
-        futures = {executor.submit(work.ingest_one, p, plan[p], lfs.root): p for p in order}
+        futures = {executor.submit(work.ingest_one, p, plan[p], lfs.root, keep_secrets): p for p in order}
         try:
             for fut in cf.as_completed(futures):
                 p = futures[fut]

@@ -10,6 +10,7 @@ import duckdb
 from ..engine import sqlfiles
 from ..engine.connection import Engine, _sql_str
 from ..errors import SourceIOError
+from ..model.secrets import METADATA_COLUMNS, redact_table
 from ..store import lake as store
 
 
@@ -21,13 +22,18 @@ def _scan(paths):
 class _LakeEngine(Engine):
     """The single-trace engine, with base tables that are scans of the lake's Parquet files."""
 
-    def __init__(self, scans, origin, fs=None):  # noqa: D107 - same contract as Engine
+    def __init__(self, scans, origin, fs=None, keep_secrets=False):  # noqa: D107 - same contract as Engine
         self.origin = origin
         self.con = duckdb.connect(config={"enable_external_access": True})
         if fs is not None:
             self.con.register_filesystem(fs)
         self.base = {}
         for name, scan in scans.items():
+            if name in METADATA_COLUMNS and not keep_secrets:  # small tables: loaded, redacted, registered
+                table = redact_table(name, self.con.sql(f"SELECT * FROM {scan}").arrow().read_all())
+                self.con.register(name, table)
+                self.base[name] = table
+                continue
             self.con.execute(f"CREATE VIEW {name} AS SELECT * FROM {scan}")
             self.base[name] = scan
         files = sqlfiles.load_all()
@@ -42,7 +48,8 @@ class _LakeEngine(Engine):
 class Lake:
     """A lake written by `tracecols ingest … -o LAKE`. `sql()` answers with polars, `table()` with Arrow."""
 
-    def __init__(self, path):
+    def __init__(self, path, keep_secrets=False):
+        self.keep_secrets = keep_secrets
         self.lfs = store.LakeFS(path)
         self.origin = self.lfs.root
         m = store.read_manifest(self.lfs)
@@ -50,7 +57,8 @@ class Lake:
             raise SourceIOError(path, "has no _tracecols.json (not a tracecols lake)")
         self.manifest = m
         self.inputs = m.get("inputs", [])
-        self._engine = _LakeEngine(self._scans(), self.origin, self.lfs.fs if self.lfs.remote else None)
+        self._engine = _LakeEngine(self._scans(), self.origin, self.lfs.fs if self.lfs.remote else None,
+                                   keep_secrets=keep_secrets)
 
     def _scans(self):
         out = {}
@@ -88,8 +96,11 @@ class Lake:
     def table(self, name):
         return self._engine.table(name)
 
-    def export_duckdb(self, out_path):
-        """Write a DuckDB database file of views over this lake (absolute file paths), atomically."""
+    def export_duckdb(self, out_path, keep_secrets=None):
+        """Write a DuckDB database file of views over this lake (absolute file paths), atomically.
+
+        The views of the metadata tables (traces, devices) read redacted copies stored in the file
+        (`_traces_redacted`, …), unless `keep_secrets` (default: as this Lake was opened)."""
         import os
         import uuid
 
@@ -100,7 +111,14 @@ class Lake:
         con = duckdb.connect(tmp)
         try:
             scans = self._scans()
+            keep = self.keep_secrets if keep_secrets is None else keep_secrets
             for name, scan in scans.items():
+                if name in METADATA_COLUMNS and not keep:
+                    con.register("_redacted", redact_table(name, con.sql(f"SELECT * FROM {scan}").arrow().read_all()))
+                    con.execute(f"CREATE TABLE _{name}_redacted AS SELECT * FROM _redacted")
+                    con.unregister("_redacted")
+                    con.execute(f"CREATE VIEW {name} AS SELECT * FROM _{name}_redacted")
+                    continue
                 con.execute(f"CREATE VIEW {name} AS SELECT * FROM {scan}")
             files = sqlfiles.load_all()
             views = [n for n in sqlfiles.ordered(files, set(scans)) if n not in scans]

@@ -49,7 +49,7 @@ def _with_trace_id(table, trace_id):
     return table.set_column(i, "trace_id", col)
 
 
-def ingest_one(path, trace_id, root):
+def ingest_one(path, trace_id, root, keep_secrets=False):
     """Ingest one trace into the lake at `root` as `trace_id`; returns its manifest record.
 
     The files are in place when this returns, but the trace is part of the lake only once the
@@ -58,7 +58,7 @@ def ingest_one(path, trace_id, root):
     from ..trace import ingest  # the single-trace pipeline: read -> events, slices, kernels, …
 
     t0 = time.perf_counter()
-    tables, inputs = ingest([path])
+    tables, inputs = ingest([path], keep_secrets=keep_secrets)
     tr = tables["traces"].to_pylist()[0]
     rank, sha = tr["rank"], inputs[0]["sha256"]
     lfs = store.LakeFS(root)
