@@ -38,7 +38,7 @@ def run(*args):
     return r
 
 
-def browse(html, tmp_path, name):
+def browse(html, tmp_path, name, shot=True):
     """(DOM after the page's scripts ran, Chromium's log, screenshot path)."""
     exe = chromium()
     common = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -47,6 +47,8 @@ def browse(html, tmp_path, name):
               f"--user-data-dir={tmp_path / ('profile-' + name)}"]
     url = html.resolve().as_uri()
     dom = subprocess.run(common + ["--dump-dom", url], capture_output=True, text=True, timeout=120)
+    if not shot:
+        return dom.stdout, dom.stderr, None
     png = tmp_path / f"{name}.png"
     shot = subprocess.run(common + [f"--screenshot={png}", "--window-size=1400,3000", url],
                           capture_output=True, text=True, timeout=120)
@@ -146,3 +148,19 @@ def test_report_dlrm_lake(tmp_path):
     steps = next(c for c in res["charts"] if c["id"] == "chart-rank-steps")
     assert steps["marks"] == 8  # one bar per rank
     assert "lake of 8 traces" in out.read_text()
+
+
+def test_browser_check_sees_requests_and_errors(tmp_path):
+    """The page's own check is live: a request the CSP blocks and a script error both show up."""
+    import tracecols
+    from tracecols.report import render
+
+    html = render(tracecols.open(DATA_TRACE)).replace(
+        "<main>", '<main><img src="https://example.invalid/x.png"><script>undefinedFn()</script>', 1)
+    bad = tmp_path / "bad.html"
+    bad.write_text(html)
+    assert re.search(r"""src\s*=\s*["']?\s*(?:https?:)?//""", html)  # what check() refuses statically
+    dom, _, _ = browse(bad, tmp_path, "bad", shot=False)
+    res = json.loads(re.search(r'<div id="tc-check">([^<]*)</div>', dom).group(1).replace("&quot;", '"'))
+    assert any("undefinedFn" in e for e in res["errors"])
+    assert any(e.startswith("blocked https://example.invalid") for e in res["errors"])

@@ -39,12 +39,17 @@ td.n{text-align:right;font-variant-numeric:tabular-nums}td.name{max-width:560px;
 #tc-check{display:none}
 """
 
-# Records errors (script errors and blocked requests), makes tables sortable and writes what the
+# First thing in <head>: record script errors and requests the CSP blocked, wherever they happen.
+HEAD_JS = r"""
+var tcErrors=[];
+function tcErr(m){tcErrors.push(m);try{if(window.tcCheck)tcCheck();}catch(e){}}
+window.onerror=function(m,s,l){tcErr(String(m)+' @'+l);};
+document.addEventListener('securitypolicyviolation',function(e){tcErr('blocked '+e.blockedURI+' ('+e.violatedDirective+')');});
+"""
+
+# At the end of <body>: makes tables sortable and writes what the
 # browser drew into #tc-check (read by the tests through --dump-dom).
 JS = r"""
-var tcErrors=[];
-window.onerror=function(m,s,l){tcErrors.push(String(m)+' @'+l);};
-document.addEventListener('securitypolicyviolation',function(e){tcErrors.push('blocked '+e.blockedURI+' ('+e.violatedDirective+')');});
 function tcKey(td){var v=td.getAttribute('data-v');if(v!==null&&v!==''&&!isNaN(+v))return +v;return td.textContent.toLowerCase();}
 function tcSort(th){var t=th.closest('table'),b=t.tBodies[0],i=Array.prototype.indexOf.call(th.parentNode.children,th);
 var d=th.getAttribute('data-dir')==='desc'?'asc':'desc';Array.prototype.forEach.call(th.parentNode.children,function(h){h.removeAttribute('data-dir');});
@@ -58,6 +63,7 @@ f.querySelectorAll('svg .mark').forEach(function(m){var bb=m.getBBox();area+=bb.
 n+=(m.tagName==='polyline')?m.points.numberOfItems:1;});out.charts.push({id:f.id,marks:n,drawn:area>0});});
 document.querySelectorAll('table.sortable').forEach(function(t){out.tables.push({id:t.id,rows:t.tBodies[0].rows.length});});
 document.getElementById('tc-check').textContent=JSON.stringify(out);}
+window.addEventListener('load',function(){try{tcCheck();}catch(e){}});
 try{tcCheck();}catch(e){tcErrors.push('check: '+e);document.getElementById('tc-check').textContent=JSON.stringify({charts:[],errors:tcErrors});}
 """
 
@@ -385,7 +391,7 @@ def render(src, title=None):
     return ("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
             f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
-            f"<title>{_e(title)}</title><style>{CSS}</style></head><body>"
+            f"<title>{_e(title)}</title><script>{HEAD_JS}</script><style>{CSS}</style></head><body>"
             f"<header><h1>{_e(title)}</h1><p>{_e(sub)}</p></header><main>"
             + "".join(rep.sections)
             + f'</main><div id="tc-check"></div><script>{JS}</script></body></html>')
