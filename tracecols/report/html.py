@@ -1,5 +1,6 @@
 """The HTML report: one self-contained file (inline CSS, SVG and a few lines of JS; no requests)."""
 import datetime
+import math
 import os
 from decimal import Decimal
 from html import escape
@@ -176,7 +177,7 @@ class _Report:
     def top(self):
         parts = []
         if self.has("op_summary"):
-            rows = _rows(self.src, f"""SELECT name, sum(count) AS count, sum(direct_busy_ns) AS gpu,
+            rows = _rows(self.src, """SELECT name, sum(count) AS count, sum(direct_busy_ns) AS gpu,
                 sum(cpu_self_ns) AS cpu_self, sum(direct_kernels) AS kernels,
                 100.0 * sum(direct_busy_ns) / nullif(sum(sum(direct_busy_ns)) OVER (), 0) AS share
                 FROM op_summary GROUP BY name HAVING sum(direct_busy_ns) > 0 ORDER BY gpu DESC, name LIMIT 50""")
@@ -243,7 +244,10 @@ class _Report:
                                                             if r["roofline_pct"] is not None else ""))
                               for r in rows if r["category"] == c]} for i, c in enumerate(cats)]
         ais = [r["ai"] for r in rows]
-        lo, hi = min(ais + [pf / pb for pf, pb in peaks.values()]) / 4, max(ais + [pf / pb for pf, pb in peaks.values()]) * 4
+        ridges = [pf / pb for pf, pb in peaks.values()]
+        # the roofs span whole decades, the same as the log axis, so they reach both edges
+        lo = 10.0 ** math.floor(math.log10(min(ais + ridges) / 2))
+        hi = 10.0 ** math.ceil(math.log10(max(ais + ridges) * 2))
         lines = []
         for k, ((model, prec), (pf, pb)) in enumerate(sorted(peaks.items(), key=lambda kv: str(kv[0]))):
             ridge = pf / pb
