@@ -7,6 +7,7 @@ import pyarrow as pa
 
 from .engine.connection import Engine
 from .errors import SourceIOError
+from .model.checks import event_warnings
 from .model.events import events_table
 from .model.fx import fx_marks
 from .model.kernels import build_kernels
@@ -39,7 +40,7 @@ def ingest(paths, timings=None, keep_secrets=False):
         events = events_table(batches, trace_id, rank)
         del batches
         parts["events"].append(events)
-        parts["traces"].append(traces_table(trace_id, info, events, rank, source))
+        parts["traces"].append(traces_table(trace_id, info, events, rank, source, event_warnings(events)))
         parts["devices"].append(devices_table(trace_id, info["metadata"]))
         clock.lap("read")
         slices = build_slices(events)

@@ -6,6 +6,7 @@ import tempfile
 
 import polars as pl
 
+from ..engine.connection import check_read_only
 from ..errors import SourceIOError
 from ..trace import Trace, ingest as ingest_tables
 from ..trace import open as open_trace
@@ -69,6 +70,7 @@ def info(args):
 
 
 def sql(args):
+    check_read_only(args.query, args.source)  # nothing may write to the inputs (or anywhere but -o)
     t = open_trace(args.source, keep_secrets=args.keep_secrets)
     df = t.sql(args.query)
     if df is None:

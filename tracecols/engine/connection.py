@@ -2,7 +2,7 @@
 import duckdb
 import pyarrow as pa
 
-from ..errors import QueryError
+from ..errors import QueryError, Unsupported
 from . import sqlfiles
 from .specs import device_specs_table
 
@@ -59,6 +59,23 @@ class Engine:
         if name not in self.names:
             raise QueryError(self.origin, f"no table named {name!r}; tables: {', '.join(self.names)}")
         return self.arrow(f"SELECT * FROM {name}")
+
+
+# what `tracecols sql` runs: queries, and changes to its in-memory database only
+READ_ONLY_KINDS = ("SELECT", "EXPLAIN", "CREATE", "INSERT", "UPDATE", "DELETE", "DROP", "ALTER")
+
+
+def check_read_only(query, origin):
+    """Raise Unsupported unless every statement of `query` is one of READ_ONLY_KINDS: COPY, EXPORT,
+    ATTACH, INSTALL, LOAD, SET, PRAGMA … could write files (the inputs among them). Parses only."""
+    try:
+        kinds = [st.type.name for st in duckdb.connect().extract_statements(query)]
+    except duckdb.Error as e:
+        raise QueryError(origin, str(e)) from None
+    bad = sorted({k for k in kinds if k not in READ_ONLY_KINDS})
+    if bad:
+        raise Unsupported(origin, f"tracecols sql runs read-only queries over an in-memory database and writes "
+                                  f"only with -o; {', '.join(bad)} statements are refused")
 
 
 def _sql_str(v):

@@ -179,7 +179,7 @@ def build_slices(ev, tol=TOL_NS):
         ev = pl.from_arrow(ev.select(["trace_id", "rank", "uid", "ph", "cat", "name", "pid", "tid",
                                       "pid_str", "tid_str", "ts_ns", "dur_ns", "correlation",
                                       "external_id"]))
-    x = host_slices_frame(ev)
+    x = host_slices_frame(ev).filter(pl.col("ts_ns").is_not_null())  # no time, no place in the tree
     x = (x.with_columns(pl.col("dur_ns").fill_null(0).clip(lower_bound=0))
           .with_columns((pl.col("ts_ns") + pl.col("dur_ns")).alias("end_ns"))
           .sort(_THREAD + ["ts_ns", "end_ns", "uid"],

@@ -47,12 +47,27 @@ _OTHER_FORMATS = {
 }
 
 
+def _binary_kind(src):
+    """What a file that is neither JSON nor text seems to be, or None if it looks like text."""
+    with src.stream() as f:
+        head = f.read(256)
+    if not any(b < 9 or 13 < b < 32 for b in head):
+        return None
+    if head[:1] == b"\x0a" and len(head) > 2:  # protobuf field 1 (a TracePacket), length-delimited
+        return ("binary protobuf, probably a Perfetto trace (.pftrace / .perfetto-trace); "
+                "Kineto traces are JSON (export_chrome_trace), Perfetto's trace_processor reads this one")
+    return f"binary data (starts with {head[:8].hex(' ')}), not a JSON Kineto trace"
+
+
 def read_head(src):
     """Return (form, metadata) where form is 'object' or 'array' (a bare Chrome-trace event list)."""
     first = first_byte(src)
     if first == b"[":
         return "array", {}
     if first != b"{":
+        kind = _binary_kind(src) if first else None
+        if kind:
+            raise NotATrace(src.path, kind)
         what = "empty" if not first else f"starts with {first!r}, not a JSON object or array"
         raise Malformed(src.path, f"not JSON: {what}", offset=0)
 

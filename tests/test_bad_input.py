@@ -1,0 +1,191 @@
+"""Bad input not covered by test_reader_cases.py: each case ingests with a counted warning in
+traces.warnings, or fails with one line (file, offset where known, what was expected), exit 2,
+and nothing written. The table of cases is docs/errors.md."""
+import contextlib
+import gzip
+import io
+import json
+
+import pytest
+
+import tracecols
+from tracecols.cli import main
+from tracecols.errors import Malformed, NotATrace, TraceError
+
+
+def X(**k):
+    return dict({"ph": "X", "name": "a", "cat": "cpu_op", "ts": 1, "dur": 1, "pid": 1, "tid": 1}, **k)
+
+
+def doc(*events):
+    return json.dumps({"traceEvents": list(events)}).encode()
+
+
+def _launch(ts, corr):
+    return X(cat="cuda_runtime", name="cudaLaunchKernel", ts=ts, args={"correlation": corr})
+
+
+def _kernel(ts, corr):
+    return X(cat="kernel", name="k", pid=0, tid=7, ts=ts, args={"correlation": corr, "device": 0, "stream": 7})
+
+
+def cli(*args):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        rc = main([str(a) for a in args])
+    return rc, out.getvalue(), err.getvalue()
+
+
+CLEAN = {  # case -> (file bytes, a word of the expected warning or None, check(trace))
+    "ts beyond int64": (b'{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "a", "ts": 99999999999999999999999, '
+                        b'"dur": 1, "pid": 1, "tid": 1}, {"ph": "X", "cat": "cpu_op", "name": "b", "ts": 5, "dur": 1, '
+                        b'"pid": 1, "tid": 1}]}', "'ts'",
+                        lambda t: t.sql("select uid from slices").rows() == [(1,)]
+                        and "99999999999999999999999" in t.sql("select extra from events where uid = 0").item()),
+    "dur beyond int64": (b'{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "a", "ts": 1, '
+                         b'"dur": 18446744073709551616, "pid": 1, "tid": 1}]}',
+                         "'dur'", lambda t: t.sql("select dur_ns from slices").rows() == [(0,)]),
+    "missing ts": (doc({"ph": "X", "cat": "cpu_op", "name": "a", "dur": 1, "pid": 1, "tid": 1}, X(ts=3)), "'ts'",
+                   lambda t: t.sql("select uid from slices").rows() == [(1,)]),
+    "missing dur": (doc({"ph": "X", "cat": "cpu_op", "name": "a", "ts": 1, "pid": 1, "tid": 1}), "'dur'",
+                    lambda t: t.sql("select dur_ns from slices").rows() == [(0,)]),
+    "missing ph": (doc({"cat": "cpu_op", "name": "a", "ts": 1, "dur": 1, "pid": 1, "tid": 1}, X()), "without 'ph'",
+                   lambda t: t.sql("select count(*) from events").item() == 2
+                   and t.sql("select count(*) from slices").item() == 1),
+    "negative dur": (doc(X(ts=10, dur=-5), X(ts=10, dur=3, name="b")), "negative 'dur'",
+                     lambda t: t.sql("select dur_ns from events order by uid").rows() == [(-5000,), (3000,)]
+                     and t.sql("select uid, dur_ns from slices order by uid").rows() == [(0, 0), (1, 3000)]),
+    "unknown ph": (doc(X(ph="Q"), X()), "unknown 'ph' ('Q')",
+                   lambda t: t.sql("select ph from events order by uid").rows() == [("Q",), ("X",)]),
+    "pid/tid as strings": (doc(X(pid="host 1", tid="main"), X(pid="host 1", tid="main", ts=1.5, dur=0.1, name="c")),
+                           None, lambda t: t.sql("select depth from slices order by uid").rows() == [(0,), (1,)]
+                           and t.sql("select distinct pid_str, tid_str from events").rows() == [("host 1", "main")]),
+    "duplicate correlation ids": (doc(_launch(1, 5), _launch(3, 5), _kernel(5, 5)), "correlation id",
+                                  lambda t: t.sql("select launch_uid from kernels").rows() == [(0,)]),
+    "events out of order": (doc(X(ts=50, dur=1, name="child"), X(ts=10, dur=100, name="parent")), None,
+                            lambda t: t.sql("select name, depth, parent_uid from slices order by uid").rows()
+                            == [("child", 1, 1), ("parent", 0, None)]),
+}
+
+
+@pytest.mark.parametrize("case", list(CLEAN))
+def test_clean_ingest_with_a_counted_warning(tmp_path, case):
+    content, warning, check = CLEAN[case]
+    p = tmp_path / "t.json"
+    p.write_bytes(content)
+    t = tracecols.open(str(p))
+    warnings = t.sql("select warnings from traces").item().to_list()
+    if warning is None:
+        assert warnings == []
+    else:
+        assert len(warnings) >= 1 and any(warning in w and w[0].isdigit() for w in warnings), warnings
+    assert check(t), case
+    if warning is not None:
+        rc, out, err = cli("info", p)
+        assert rc == 0 and warning in out
+
+
+def test_real_trace_has_no_warnings():
+    from conftest import DATA_TRACE
+    assert tracecols.open(str(DATA_TRACE)).sql("select warnings from traces").item().to_list() == []
+
+
+def _corrupt_gzip_middle():
+    good = gzip.compress(doc(*[X(ts=i, name=f"op{i % 97}") for i in range(20000)]))
+    bad = bytearray(good)
+    m = len(bad) // 2
+    for i in range(m, m + 64):
+        bad[i] ^= 0x55
+    return bytes(bad)
+
+
+FAIL = {  # case -> (file bytes, error class, words of the message, offset expected)
+    "Perfetto protobuf": (b"\x0a\x10\x0a\x0e\x08\x01\x12\x0atrack_name" + b"\x00" * 20, NotATrace,
+                          "Perfetto", False),
+    "other binary file": (b"\x00\x01\x02\x03PK binary", NotATrace, "binary data", False),
+    "corrupt gzip in the middle": (_corrupt_gzip_middle(), Malformed, "", True),
+}
+
+
+@pytest.mark.parametrize("case", list(FAIL))
+def test_one_line_error_exit_2_nothing_written(tmp_path, case):
+    content, cls, words, has_offset = FAIL[case]
+    p = tmp_path / "t.json"
+    p.write_bytes(content)
+    with pytest.raises(cls) as e:
+        tracecols.open(str(p))
+    line = e.value.line()
+    assert str(p) in line and words in line and "\n" not in line
+    assert (e.value.offset is not None) == has_offset
+    for args in (("info", p), ("ingest", p, "-o", tmp_path / "lake", "-j", "1"),
+                 ("sql", p, "select 1", "--format", "csv", "-o", tmp_path / "r.csv")):
+        rc, out, err = cli(*args)
+        assert rc == 2 and out == "" and len(err.strip().splitlines()) == 1, (args, err)
+        assert "Traceback" not in err and str(p) in err
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["t.json"]
+
+
+def test_errors_are_trace_errors():
+    assert all(issubclass(c, TraceError) for _, c, _, _ in FAIL.values())
+
+
+# ---------------------------------------------------------------------------------------
+# tracecols sql: read-only over its inputs, bad queries in one line.
+
+def _snapshot(d):
+    return {p: p.read_bytes() for p in sorted(d.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def outputs(tmp_path_factory):
+    from conftest import DATA_TRACE
+    d = tmp_path_factory.mktemp("sqlro")
+    trace = d / "t.json"
+    trace.write_bytes(doc(_launch(1, 5), _kernel(5, 5), X(ts=2, dur=1)))
+    saved = tracecols.open(str(trace)).save(d / "saved")
+    assert cli("ingest", trace, "-o", d / "lake", "-j", "1")[0] == 0
+    return d, [trace, saved, d / "lake"]
+
+
+@pytest.mark.parametrize("query,expect", [
+    ("copy (select * from events) to '{target}' (format parquet)", "COPY"),
+    ("copy events to '{target}'", "COPY"),
+    ("select 1; copy (select 1) to '{target}'", "COPY"),
+    ("export database '{dir}'", "EXPORT"),
+    ("attach '{dir}/x.duckdb' as x", "ATTACH"),
+    ("set enable_external_access = true", "SET"),
+    ("install httpfs", ""),
+])
+def test_sql_cannot_write_its_inputs(outputs, query, expect):
+    d, sources = outputs
+    before = _snapshot(d)
+    for src in sources:
+        target = next(iter(p for p in before if p.suffix == ".parquet" and str(src) in str(p)), src)
+        rc, out, err = cli("sql", src, query.format(target=target, dir=d))
+        assert rc == 2 and out == "" and len(err.strip().splitlines()) == 1, err
+        assert "unsupported" in err and expect in err and "Traceback" not in err
+    assert _snapshot(d) == before
+
+
+def test_sql_create_table_stays_in_memory(outputs):
+    d, sources = outputs
+    before = _snapshot(d)
+    for src in sources:
+        rc, out, err = cli("sql", src, "create table k2 as select * from kernels; insert into k2 select * from k2; "
+                                       "select count(*) as n from k2", "--format", "csv")
+        assert rc == 0 and out.split() == ["n", "2"], err
+        rc, out, err = cli("sql", src, "delete from events")
+        assert rc == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert _snapshot(d) == before
+
+
+@pytest.mark.parametrize("query,expect", [
+    ("select * from trace", 'Did you mean "traces"'),
+    ("select nme from events", 'Candidate bindings: "name"'),
+    ("select * from events where", "syntax error"),
+])
+def test_bad_query_gives_duckdb_message_and_hint_on_one_line(outputs, query, expect):
+    d, sources = outputs
+    rc, out, err = cli("sql", sources[0], query)
+    assert rc == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert expect in err and "query failed" in err and str(sources[0]) in err

@@ -1,0 +1,47 @@
+"""Counted warnings about events the reader kept but that break a rule of the format.
+
+Each check is one vectorised pass over the events table; what it finds goes to
+`traces.warnings` (shown by `tracecols info`), one line per kind, with a count.
+"""
+import polars as pl
+
+# Phases of the Chrome trace event format (Kineto writes X, i, s, f, C, M; others may appear)
+KNOWN_PH = ("B", "E", "X", "i", "I", "C", "b", "n", "e", "S", "T", "p", "F", "s", "t", "f", "P",
+            "N", "O", "D", "M", "V", "v", "R", "c", "(", ")")
+_LAUNCH_CATS = ("cuda_runtime", "cuda_driver", "mtia_runtime")
+
+
+def event_warnings(events):
+    """The warning lines for one trace's events table (Arrow); an empty list when all is well."""
+    ev = pl.from_arrow(events.select(["uid", "ph", "cat", "pid", "pid_str", "ts_ns", "dur_ns", "correlation"]))
+    if ev.height == 0:
+        return []
+    c = ev.select(
+        no_ph=pl.col("ph").is_null().sum(),
+        no_ts=(pl.col("ts_ns").is_null() & (pl.col("ph").fill_null("") != "M")).sum(),
+        no_dur=(pl.col("dur_ns").is_null() & (pl.col("ph") == "X")).sum(),
+        neg=(pl.col("dur_ns") < 0).sum(),
+        unknown=(pl.col("ph").is_not_null() & ~pl.col("ph").is_in(KNOWN_PH)).sum(),
+    ).row(0, named=True)
+    out = []
+    if c["no_ph"]:
+        out.append(f"{c['no_ph']} event(s) without 'ph': kept in events with ph null, in no derived table")
+    if c["no_ts"]:
+        out.append(f"{c['no_ts']} event(s) whose 'ts' is missing or not an int64 count of ns "
+                   "(the raw value stays in args): left out of the tree and the links")
+    if c["no_dur"]:
+        out.append(f"{c['no_dur']} complete ('X') event(s) whose 'dur' is missing or not an int64 count of ns: "
+                   "taken as 0 in the tree")
+    if c["neg"]:
+        out.append(f"{c['neg']} event(s) with a negative 'dur' (kept in events.dur_ns): taken as 0 in the tree")
+    if c["unknown"]:
+        names = ev.filter(pl.col("ph").is_not_null() & ~pl.col("ph").is_in(KNOWN_PH))["ph"].unique().sort()
+        shown = ", ".join(repr(x) for x in names.head(5).to_list())
+        out.append(f"{c['unknown']} event(s) with an unknown 'ph' ({shown}): kept in events only")
+    dup = (ev.filter(pl.col("cat").is_in(_LAUNCH_CATS) & pl.col("correlation").is_not_null())
+             .group_by(["pid", "pid_str", "correlation"]).len().filter(pl.col("len") > 1))
+    if dup.height:
+        n = int(dup["len"].sum() - dup.height)
+        out.append(f"{n} launch event(s) repeat a correlation id of an earlier launch in the same process "
+                   f"({dup.height} id(s)): kernels link to the first")
+    return out
