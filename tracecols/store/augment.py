@@ -7,15 +7,12 @@ the reader's `uid` — and, for an event that gets new args, inserts their text 
 `{` of its `args` object (or adds an `args` object before the event's closing `}` when it has
 none). Every other byte is copied unchanged: whitespace, key order and number spelling survive.
 """
-import gzip
-import os
 import re
-import uuid
-from pathlib import Path
 
 from ..errors import Malformed
 from ..read import jsontext
 from ..read.source import Source
+from .atomic import atomic_output
 
 CHUNK = 1 << 20
 TAIL = 1 << 10  # brackets this close to the end of a chunk wait for the next one
@@ -111,12 +108,7 @@ class _Rewriter:
 def write_augmented(in_path, out_path, values):
     """Copy the trace at `in_path` to `out_path` (.gz: gzip) with `values` ({uid: {arg: value}})
     added to those events' args. Atomic (temp file, then rename). Returns the events changed."""
-    out = Path(out_path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.parent / f".{out.name}.tmp-{uuid.uuid4().hex[:8]}"
-    raw = open(tmp, "wb")
-    f = gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=6, mtime=0) if out.name.endswith(".gz") else raw
-    try:
+    with atomic_output(out_path) as f:
         rw = _Rewriter(values, f, in_path)
         carry = b""
         with Source(in_path).stream() as src:
@@ -130,12 +122,4 @@ def write_augmented(in_path, out_path, values):
                     break
                 if len(carry) > 64 * CHUNK:
                     raise Malformed(in_path, "a JSON string longer than 64 MB (or an unterminated string)")
-        if f is not raw:
-            f.close()
-        raw.close()
-        os.replace(tmp, out)
-    except BaseException:
-        raw.close()
-        tmp.unlink(missing_ok=True)
-        raise
     return rw.placed

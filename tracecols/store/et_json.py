@@ -9,9 +9,6 @@ host node (so it keeps the host's inputs, outputs and attrs) with a new `id`, it
 GPU nodes are numbered after the largest id of the ET. Every other value is written as parsed
 (numbers keep their decimal text).
 """
-import gzip
-import os
-import uuid
 from pathlib import Path
 
 import pyarrow as pa
@@ -20,14 +17,7 @@ from ..read import jsontext
 from ..read.kineto import CHUNK, _ijson
 from ..read.restore import _us
 from ..read.source import Source
-
-
-def _open_out(path):
-    tmp = path.parent / f".{path.name}.tmp-{uuid.uuid4().hex[:8]}"
-    raw = open(tmp, "wb")
-    if path.name.endswith(".gz"):
-        return tmp, raw, gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=6, mtime=0)
-    return tmp, raw, raw
+from .atomic import atomic_output
 
 
 def write_et_plus(et_path, meta, nodes, kernels, out_path):
@@ -45,8 +35,7 @@ def write_et_plus(et_path, meta, nodes, kernels, out_path):
     for i, node_id in enumerate(kd["node_id"]):
         kids.setdefault(node_id, []).append(i)
     next_id = max((n for n in nd["node_id"] if n is not None), default=0) + 1
-    tmp, raw, f = _open_out(out)
-    try:
+    with atomic_output(out) as f:
         f.write(b"{")
         for key, value in meta.items():
             f.write((jsontext.dumps(str(key)) + ": " + jsontext.dumps(value) + ", ").encode())
@@ -72,12 +61,4 @@ def write_et_plus(et_path, meta, nodes, kernels, out_path):
                     next_id += 1
                     f.write(b",\n" + jsontext.dumps(g).encode())
         f.write(b"]}\n")
-        if f is not raw:
-            f.close()
-        raw.close()
-        os.replace(tmp, out)
-    except BaseException:
-        raw.close()
-        tmp.unlink(missing_ok=True)
-        raise
     return out
