@@ -99,7 +99,7 @@ class Trace:
         if name in self._engine.base:
             return self._engine.table(name)
         if name not in self._views:
-            self._views[name] = self._engine.table(name)
+            self._views[name] = self._engine.materialise(name)
         return self._views[name]
 
     def save(self, out_dir):

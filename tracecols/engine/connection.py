@@ -60,6 +60,18 @@ class Engine:
             raise QueryError(self.origin, f"no table named {name!r}; tables: {', '.join(self.names)}")
         return self.arrow(f"SELECT * FROM {name}")
 
+    def materialise(self, name):
+        """Compute view `name` once: from then on it, and every view built on it, reads the result.
+
+        DuckDB expands views inline, so without this a view used by three others (op_perf by
+        op_perf_summary, kernel_perf, diff) is recomputed each time.
+        """
+        t = self.table(name)
+        if name in self.views:
+            self.con.register(f"__done_{name}", t)
+            self.con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM __done_{name}")
+        return t
+
 
 # what `tracecols sql` runs: queries, and changes to its in-memory database only
 READ_ONLY_KINDS = ("SELECT", "EXPLAIN", "CREATE", "INSERT", "UPDATE", "DELETE", "DROP", "ALTER")
