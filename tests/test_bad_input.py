@@ -62,6 +62,10 @@ CLEAN = {  # case -> (file bytes, a word of the expected warning or None, check(
                            and t.sql("select distinct pid_str, tid_str from events").rows() == [("host 1", "main")]),
     "duplicate correlation ids": (doc(_launch(1, 5), _launch(3, 5), _kernel(5, 5)), "correlation id",
                                   lambda t: t.sql("select launch_uid from kernels").rows() == [(0,)]),
+    "odd metadata types": (json.dumps({"traceEvents": [X()], "deviceProperties": 1, "distributedInfo": [1],
+                                       "baseTimeNanoseconds": 2 ** 63}).encode(), None,
+                           lambda t: t.sql("select base_time_ns, devices, rank from traces").rows() == [(None, None, None)]
+                           and t.sql("select count(*) from devices").item() == 0),
     "events out of order": (doc(X(ts=50, dur=1, name="child"), X(ts=10, dur=100, name="parent")), None,
                             lambda t: t.sql("select name, depth, parent_uid from slices order by uid").rows()
                             == [("child", 1, 1), ("parent", 0, None)]),
@@ -103,6 +107,8 @@ FAIL = {  # case -> (file bytes, error class, words of the message, offset expec
     "Perfetto protobuf": (b"\x0a\x10\x0a\x0e\x08\x01\x12\x0atrack_name" + b"\x00" * 20, NotATrace,
                           "Perfetto", False),
     "other binary file": (b"\x00\x01\x02\x03PK binary", NotATrace, "binary data", False),
+    "an event that is not an object": (b'{"traceEvents": [{"ph": "X", "ts": 1}, 0]}', Malformed,
+                                       "event 1 of traceEvents is a JSON number, expected an object", False),
     "corrupt gzip in the middle": (_corrupt_gzip_middle(), Malformed, "", True),
 }
 

@@ -53,7 +53,7 @@ def traces_table(trace_id, info, events, rank, rank_source, warnings=()):
         "trace_id": trace_id, "path": info["path"], "rank": rank, "rank_source": rank_source,
         "world_size": _int(dist.get("world_size")), "backend": dist.get("backend") if isinstance(dist.get("backend"), str) else None,
         "schema_version": None if meta.get("schemaVersion") is None else str(meta.get("schemaVersion")),
-        "base_time_ns": base if type(base) is int else None,
+        "base_time_ns": _i64(base),
         "start_ns": start, "end_ns": end, "span_ns": None if start is None else end - start,
         "n_events": info["n_events"], "devices": len(devs) if isinstance(devs, list) else None,
         "size_bytes": info["size"], "sha256": info["sha256"], "gzip": info["gzip"], "form": info["form"],
@@ -65,7 +65,8 @@ def traces_table(trace_id, info, events, rank, rank_source, warnings=()):
 
 def devices_table(trace_id, metadata):
     rows = []
-    for d in metadata.get("deviceProperties") or []:
+    devs = metadata.get("deviceProperties")
+    for d in devs if isinstance(devs, list) else []:
         if not isinstance(d, dict):
             continue
         rows.append({

@@ -129,6 +129,18 @@ class _Tap:
         return b"".join(c for i, c in self.recent if i >= self.mark - 1)
 
 
+_JSON_TYPE = {list: "array", str: "string", int: "number", float: "number", bool: "boolean", type(None): "null"}
+
+
+def _objects(held, uid, src):
+    """`held`, after checking that every event is a JSON object."""
+    for j, e in enumerate(held):
+        if type(e) is not dict:
+            t = _JSON_TYPE.get(type(e), "number")
+            raise Malformed(src.path, f"event {uid + j} of traceEvents is a JSON {t}, expected an object")
+    return held
+
+
 def read_events(src, form, on_batch, batch_size=BATCH):
     """Stream the events of `src` (a Source) to `on_batch(RecordBatch)`; returns (n_events, tail_meta)."""
     be = _ijson()
@@ -144,7 +156,7 @@ def read_events(src, form, on_batch, batch_size=BATCH):
                     held.append(e)
                     tap.mark = tap.n
                     if len(held) >= batch_size:
-                        for b in build_batches(held, uid):
+                        for b in build_batches(_objects(held, uid, src), uid):
                             on_batch(b)
                         uid += len(held)
                         held = []
@@ -156,7 +168,7 @@ def read_events(src, form, on_batch, batch_size=BATCH):
             except GZIP_ERRORS as e:
                 raise Malformed(src.path, f"corrupt gzip data: {_one_line(e)}", offset=tap.offset) from None
         if held:
-            for b in build_batches(held, uid):
+            for b in build_batches(_objects(held, uid, src), uid):
                 on_batch(b)
             uid += len(held)
     finally:
