@@ -8,6 +8,7 @@ import polars as pl
 
 from ..engine.connection import check_read_only
 from ..errors import SourceIOError
+from ..model.secrets import REDACTED
 from ..trace import Trace, ingest as ingest_tables
 from ..trace import open as open_trace
 
@@ -53,6 +54,10 @@ def info(args):
         else:
             out.write("devices      none listed\n")
         out.write(f"metadata     {', '.join(sorted(meta)) or '-'}\n")
+        hidden = (tr["metadata"] or "").count(json.dumps(REDACTED))  # distributedInfo is inside metadata
+        if hidden:
+            out.write(f"secrets      {hidden} metadata value(s) redacted (keys that look like tokens, passwords "
+                      f"or keys); --keep-secrets keeps them\n")
         if tr["warnings"]:
             for w in tr["warnings"]:
                 out.write(f"warning      {w}\n")
