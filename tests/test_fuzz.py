@@ -3,9 +3,11 @@
 The only outcomes of reading a trace are its tables or a TraceError (one line); never
 another exception. Each test runs a fixed, small number of examples (a few seconds).
 """
+import atexit
 import gzip
 import json
 import os
+import shutil
 import tempfile
 
 import pytest
@@ -40,6 +42,7 @@ def _base():
 
 BASE = _base()
 TMP = tempfile.mkdtemp(prefix="tracecols-fuzz-")
+atexit.register(shutil.rmtree, TMP, True)
 
 
 def _outcome(data, name="t.json"):
