@@ -92,3 +92,18 @@ def test_sql_files_ship_inside_the_installed_package():
     assert (d / "flows.sql").is_file()
     if os.environ.get("TRACECOLS_EXPECT_WHEEL") == "1":  # set by .ci/test, which installs non-editable
         assert "site-packages" in str(d), d
+
+
+def test_csv_writes_list_columns_as_json_text(tmp_path):
+    q = "select uid, input_dims, input_types from events where input_dims is not null order by uid limit 3"
+    r = run("sql", DATA_TRACE, q, "--format", "csv")
+    assert r.returncode == 0, r.stderr
+    rows = list(csv.DictReader(io.StringIO(r.stdout)))
+    ref = tracecols_open_rows(q)
+    assert [json.loads(x["input_dims"]) for x in rows] == [x["input_dims"] for x in ref]
+    assert [json.loads(x["input_types"]) for x in rows] == [x["input_types"] for x in ref]
+
+
+def tracecols_open_rows(q):
+    import tracecols
+    return tracecols.open(str(DATA_TRACE)).sql(q).to_dicts()

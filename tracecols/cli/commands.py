@@ -90,10 +90,19 @@ def sql(args):
         with pl.Config(tbl_rows=args.max_rows, tbl_cols=-1, fmt_str_lengths=80, tbl_width_chars=200):
             print(df)
     elif fmt == "csv":
-        sys.stdout.write(df.write_csv())
+        sys.stdout.write(_flat(df).write_csv())
     elif fmt == "json":
         sys.stdout.write(df.write_ndjson())
     return 0
+
+
+def _flat(df):
+    """CSV has no lists or structs: such columns are written as their JSON text."""
+    nested = [c for c, t in df.schema.items() if t.is_nested()]
+    if not nested:
+        return df
+    return df.with_columns(pl.Series(c, [None if v is None else json.dumps(v, default=str)
+                                         for v in df[c].to_list()], dtype=pl.String) for c in nested)
 
 
 def _write_atomic(df, path, fmt):
@@ -104,7 +113,7 @@ def _write_atomic(df, path, fmt):
         if fmt == "parquet":
             df.write_parquet(tmp, compression="zstd")
         elif fmt == "csv":
-            df.write_csv(tmp)
+            _flat(df).write_csv(tmp)
         elif fmt == "json":
             df.write_ndjson(tmp)
         else:
