@@ -15,17 +15,15 @@ by a short token walk and those after it from the bytes that follow the last nod
 Kineto traces. Nothing of a node is dropped: fields without a column of their own go to the
 `attrs` JSON text of `et_nodes`.
 """
-import gc
 import re
 
-import ijson
 import pyarrow as pa
 
 from ..errors import Malformed, NotATrace
 from . import jsontext
-from .kineto import CHUNK, _ijson, _one_line, _Tap, parse_tail
+from .kineto import _ijson, item_stream, parse_tail
 from .toplevel import first_byte, keys_before
-from .source import GZIP_ERRORS, Source
+from .source import Source
 
 # node fields with a column of their own (both layouts name them the same, as keys or attrs)
 _INT_FIELDS = ("rf_id", "fw_parent", "seq_id", "scope", "tid", "fw_tid")
@@ -186,30 +184,14 @@ def read_execution_trace(path):
     meta = _head(src)
     rows = {f.name: [] for f in NODES_SCHEMA}
     ins, outs = _Values(), _Values()
-    be = _ijson()
     n = 0
-    gc_was = gc.isenabled()
-    gc.disable()
-    try:
-        with src.stream(hashed=True) as f:
-            tap = _Tap(f)
-            try:
-                for node in be.items(tap, "nodes.item", buf_size=CHUNK):
-                    if not isinstance(node, dict):
-                        raise Malformed(src.path, f"node {n} is not a JSON object", offset=tap.offset)
-                    _node_row(node, n, rows, ins, outs)
-                    tap.mark = tap.n
-                    n += 1
-            except ijson.JSONError as e:
-                what = _one_line(e)
-                if "premature EOF" in what or "incomplete" in what.lower():
-                    what = "unexpected end of file (truncated Execution Trace?)"
-                raise Malformed(src.path, what, offset=tap.offset) from None
-            except GZIP_ERRORS as e:
-                raise Malformed(src.path, f"corrupt gzip data: {_one_line(e)}", offset=tap.offset) from None
-    finally:
-        if gc_was:
-            gc.enable()
+    with item_stream(src, "nodes.item", "Execution Trace") as (items, tap):
+        for node in items:
+            if not isinstance(node, dict):
+                raise Malformed(src.path, f"node {n} is not a JSON object", offset=tap.offset)
+            _node_row(node, n, rows, ins, outs)
+            tap.mark = tap.n
+            n += 1
     if n:
         tail = parse_tail(tap.tail_bytes()) or {}
         meta.update({k: v for k, v in tail.items() if k != "nodes"})

@@ -5,6 +5,7 @@ wherever it sits: keys before `traceEvents` are read by a short token walk of th
 keys after it from the bytes that follow the last event.
 """
 import gc
+from contextlib import contextmanager
 import json
 import re
 import sys
@@ -141,39 +142,50 @@ def _objects(held, uid, src):
     return held
 
 
-def read_events(src, form, on_batch, batch_size=BATCH):
-    """Stream the events of `src` (a Source) to `on_batch(RecordBatch)`; returns (n_events, tail_meta)."""
-    be = _ijson()
-    prefix = "item" if form == "array" else "traceEvents.item"
-    held, uid = [], 0
+@contextmanager
+def item_stream(src, prefix, what):
+    """(items, tap): ijson's items under `prefix` of `src` (hashed as it streams by).
+
+    Python's cyclic GC is off meanwhile (it would walk every held dict, again and again), and
+    ijson and gzip errors become one-line Malformed errors at the byte offset reached.
+    `what` names the document in the truncation message ("trace", "Execution Trace").
+    """
     gc_was = gc.isenabled()
-    gc.disable()  # the collector would walk every parsed dict of the batch, again and again
+    gc.disable()
     try:
         with src.stream(hashed=True) as f:
             tap = _Tap(f)
             try:
-                for e in be.items(tap, prefix, buf_size=CHUNK):
-                    held.append(e)
-                    tap.mark = tap.n
-                    if len(held) >= batch_size:
-                        for b in build_batches(_objects(held, uid, src), uid):
-                            on_batch(b)
-                        uid += len(held)
-                        held = []
+                yield _ijson().items(tap, prefix, buf_size=CHUNK), tap
             except ijson.JSONError as e:
-                what = _one_line(e)
-                if "premature EOF" in what or "incomplete" in what.lower():
-                    what = "unexpected end of file (truncated trace?)"
-                raise Malformed(src.path, what, offset=tap.offset) from None
+                msg = _one_line(e)
+                if "premature EOF" in msg or "incomplete" in msg.lower():
+                    msg = f"unexpected end of file (truncated {what}?)"
+                raise Malformed(src.path, msg, offset=tap.offset) from None
             except GZIP_ERRORS as e:
                 raise Malformed(src.path, f"corrupt gzip data: {_one_line(e)}", offset=tap.offset) from None
+    finally:
+        if gc_was:
+            gc.enable()
+
+
+def read_events(src, form, on_batch, batch_size=BATCH):
+    """Stream the events of `src` (a Source) to `on_batch(RecordBatch)`; returns (n_events, tail_meta)."""
+    prefix = "item" if form == "array" else "traceEvents.item"
+    held, uid = [], 0
+    with item_stream(src, prefix, "trace") as (items, tap):
+        for e in items:
+            held.append(e)
+            tap.mark = tap.n
+            if len(held) >= batch_size:
+                for b in build_batches(_objects(held, uid, src), uid):
+                    on_batch(b)
+                uid += len(held)
+                held = []
         if held:
             for b in build_batches(_objects(held, uid, src), uid):
                 on_batch(b)
             uid += len(held)
-    finally:
-        if gc_was:
-            gc.enable()
     tail = {}
     if form == "object":
         if uid == 0:
