@@ -4,8 +4,8 @@
 usage: bench/peers.py TRACE_OR_DIR [--hta-python PY] [--skip hta,duckdb]
 
 Each contender runs in its own subprocess (so its peak RSS is its own), one after the other:
-  tracecols  ingest + host tree + links + every analysis view + Parquet of every table
-             (Trace.save), i.e. the whole pipeline a user gets from `tracecols analyze`
+  tracecols  ingest + host tree + links + every analysis view, each as Parquet: the
+             streaming pipeline of `tracecols analyze TRACE -o OUT` (bench/e2e.py's)
   hta        HolisticTraceAnalysis: TraceAnalysis(trace_dir=…) + get_temporal_breakdown()
              + get_gpu_kernel_breakdown()  (package `holistictraceanalysis`, the `bench` extra;
              --hta-python runs it from another environment)
@@ -22,15 +22,15 @@ import sys
 import tempfile
 
 _TRACECOLS = r"""
-import json, resource, sys, tempfile, time
-import tracecols
+import json, resource, sys, time
+import pyarrow.parquet as pq
+from tracecols.streaming import ingest_to_dir
 paths, out = json.loads(sys.argv[1]), sys.argv[2]
 t = time.perf_counter()
-tr = tracecols.open(*paths)
-tr.save(out)
-n = tr.sql("select count(*) as n from events")["n"][0]
-print(json.dumps({"s": time.perf_counter() - t, "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
-                  "events": int(n)}))
+ingest_to_dir(paths, out)
+s = time.perf_counter() - t
+n = pq.ParquetFile(f"{out}/events.parquet").metadata.num_rows
+print(json.dumps({"s": s, "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, "events": n}))
 """
 
 _HTA = r"""

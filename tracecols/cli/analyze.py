@@ -1,5 +1,7 @@
 """`tracecols analyze SOURCE [-o DIR]`: run every analysis, save them as Parquet, print a summary."""
+import os
 import sys
+import tempfile
 import time
 
 from ..store import parquet
@@ -128,11 +130,11 @@ def register(sub):
 
 
 def analyze(args):
+    if _is_trace_file(args.source):
+        return _analyze_trace(args)
     t = open_trace(args.source)
     tables, secs = run_analyses(t)
-    for name in unknown_devices(t):
-        print(f"tracecols: note: device {name!r} is not in the device peak table; "
-              f"op_perf's % of peak columns are null for it", file=sys.stderr)
+    _note_unknown_devices(t)
     if args.output:
         manifest = {"tracecols_version": __version__, "schema_version": SCHEMA_VERSION,
                     "inputs": t.inputs, "tables": sorted(tables), "kind": "analyses"}
@@ -141,3 +143,31 @@ def analyze(args):
               file=sys.stderr)
     summary(t, top=args.top)
     return 0
+
+
+def _is_trace_file(source):
+    return not os.path.isdir(str(source))
+
+
+def _analyze_trace(args):
+    """A trace file goes through the streaming ingest (memory bounded whatever its size):
+    into -o, or into a temporary directory when there is none."""
+    from ..streaming import ingest_to_dir
+    with tempfile.TemporaryDirectory(prefix="tracecols-") as tmp:
+        out = args.output or os.path.join(tmp, "out")
+        t0 = time.perf_counter()
+        ingest_to_dir([args.source], out)
+        t = open_trace(out)
+        _note_unknown_devices(t)
+        if args.output:
+            print(f"tracecols: wrote {len(t.tables)} tables and analyses to {out} "
+                  f"({time.perf_counter() - t0:.2f} s)", file=sys.stderr)
+        summary(t, top=args.top)
+        t._engine.con.close()  # before the temporary directory goes
+    return 0
+
+
+def _note_unknown_devices(t):
+    for name in unknown_devices(t):
+        print(f"tracecols: note: device {name!r} is not in the device peak table; "
+              f"op_perf's % of peak columns are null for it", file=sys.stderr)

@@ -9,7 +9,6 @@ import polars as pl
 from ..engine.connection import check_read_only
 from ..errors import SourceIOError
 from ..model.secrets import REDACTED
-from ..trace import Trace, ingest as ingest_tables
 from ..trace import open as open_trace
 
 
@@ -124,17 +123,6 @@ def _write_atomic(df, path, fmt):
     except BaseException:
         os.unlink(tmp)
         raise
-
-
-def ingest(args):
-    tables, inputs = ingest_tables(args.sources)
-    t = Trace(tables, inputs, origin=", ".join(args.sources))
-    out = t.save(args.output)
-    n = t.sql("select count(*) as n from events")["n"][0]
-    print(f"tracecols: wrote {len(t.tables)} tables ({n:,} events from {len(inputs)} trace(s)) to {out}",
-          file=sys.stderr)
-    return 0
-
 
 
 def tree(args):

@@ -10,9 +10,14 @@ from .specs import device_specs_table
 class Engine:
     """Registers base tables (Arrow tables, or Parquet paths) and defines every sql/ view over them."""
 
-    def __init__(self, tables, origin="<trace>"):
+    def __init__(self, tables, origin="<trace>", memory_limit=None, temp_dir=None):
         self.origin = origin
-        self.con = duckdb.connect(config={"enable_external_access": True})
+        config = {"enable_external_access": True}
+        if memory_limit:  # bounded-memory runs: DuckDB spills to temp_dir beyond this
+            config["memory_limit"] = memory_limit
+        if temp_dir:
+            config["temp_directory"] = str(temp_dir)
+        self.con = duckdb.connect(config=config)
         self.base = {}
         for name, t in tables.items():
             if isinstance(t, pa.Table):
@@ -71,6 +76,17 @@ class Engine:
             self.con.register(f"__done_{name}", t)
             self.con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM __done_{name}")
         return t
+
+    def materialise_to(self, name, path, batch_rows=1 << 17):
+        """Like materialise(), through a Parquet file: the result is streamed to `path` (never
+        held whole in memory) and the view then reads that file."""
+        import pyarrow.parquet as pq
+        reader = self._run(f"SELECT * FROM {name}").fetch_record_batch(batch_rows)
+        with pq.ParquetWriter(path, reader.schema, compression="zstd") as w:
+            for batch in reader:
+                w.write_batch(batch)
+        if name in self.views:
+            self.con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM read_parquet({_sql_str(str(path))})")
 
 
 # what `tracecols sql` runs: queries, and changes to its in-memory database only

@@ -5,10 +5,10 @@ a local process pool, a Dask distributed cluster, or the calling thread.
 """
 import hashlib
 import os
+import shutil
+import tempfile
 import time
-
-import numpy as np
-import pyarrow as pa
+import uuid
 
 from ..read.source import file_size, is_url
 from ..store import lake as store
@@ -41,36 +41,46 @@ def size_of(path):
         return None
 
 
-def _with_trace_id(table, trace_id):
-    i = table.schema.get_field_index("trace_id")
-    if i < 0:
-        return table
-    col = pa.array(np.full(table.num_rows, trace_id, dtype=np.int32), pa.int32())
-    return table.set_column(i, "trace_id", col)
-
-
 def ingest_one(path, trace_id, root, keep_secrets=False):
     """Ingest one trace into the lake at `root` as `trace_id`; returns its manifest record.
 
     The files are in place when this returns, but the trace is part of the lake only once the
-    caller has written a manifest that lists them.
+    caller has written a manifest that lists them. The events stream to a temporary file
+    while the trace is parsed, so memory does not grow with the trace.
     """
-    from ..trace import ingest  # the single-trace pipeline: read -> events, slices, kernels, …
+    from ..streaming import derived_tables, write_events  # the single-trace pipeline
 
     t0 = time.perf_counter()
-    tables, inputs = ingest([path], keep_secrets=keep_secrets)
-    tr = tables["traces"].to_pylist()[0]
-    rank, sha = tr["rank"], inputs[0]["sha256"]
     lfs = store.LakeFS(root)
-    files = {}
-    part, fname = store.partition(rank), store.file_name(trace_id, sha)
-    for name in sorted(tables):
-        rel = f"{name}/{part}/{fname}"
-        lfs.write_parquet(rel, _with_trace_id(tables[name], trace_id))
-        files[name] = rel
+    with tempfile.TemporaryDirectory(prefix="tracecols-") as scratch:
+        ev_tmp = os.path.join(scratch, "events.parquet")
+        info = write_events([path], ev_tmp, keep_secrets, first_trace_id=trace_id)[0]
+        tables = derived_tables(ev_tmp, [info])
+        rank, sha = info["rank"], info["sha256"]
+        part, fname = store.partition(rank), store.file_name(trace_id, sha)
+        files = {}
+        for name in sorted(tables):
+            files[name] = f"{name}/{part}/{fname}"
+            lfs.write_parquet(files[name], tables[name])
+        files["events"] = f"events/{part}/{fname}"
+        _place(lfs, files["events"], ev_tmp)
+    tr = tables["traces"].to_pylist()[0]
     return {
-        "trace_id": trace_id, "path": path, "size": inputs[0]["size"], "sha256": sha,
+        "trace_id": trace_id, "path": path, "size": info["size"], "sha256": sha,
         "rank": rank, "rank_source": tr["rank_source"], "world_size": tr["world_size"],
-        "n_events": tr["n_events"], "files": files,
+        "n_events": tr["n_events"], "files": dict(sorted(files.items())),
         "seconds": round(time.perf_counter() - t0, 3), "worker_pid": os.getpid(),
     }
+
+
+def _place(lfs, rel, local):
+    """Move a finished local file to `rel` in the lake, atomically."""
+    if lfs.remote:
+        with open(local, "rb") as f:
+            lfs.write_bytes(rel, f.read())
+        return
+    full = os.path.join(lfs.root, rel)
+    os.makedirs(os.path.dirname(full), exist_ok=True)
+    tmp = os.path.join(os.path.dirname(full), f".{os.path.basename(full)}.tmp-{uuid.uuid4().hex[:8]}")
+    shutil.move(local, tmp)  # a rename on one filesystem; a leftover is deleted by the next ingest
+    os.replace(tmp, full)

@@ -1,24 +1,28 @@
 """Write a set of tables as one Parquet directory, atomically: readers see all of it or none."""
 import json
 import os
+import queue
 import shutil
+import threading
 import uuid
+from contextlib import contextmanager
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..errors import SourceIOError
 
 MANIFEST = "_tracecols.json"
+COMPRESSION = "zstd"
 
 
-def write_dir(out_dir, tables, manifest):
-    """Write {name: Arrow table} as out_dir/<name>.parquet (zstd) plus the manifest JSON.
-
-    Everything goes to a hidden sibling directory first and is renamed into place at the
-    end, so an interrupted run never leaves a half-written output. An existing output is
-    replaced only if it is a tracecols directory (has the manifest).
-    """
+@contextmanager
+def staged_dir(out_dir):
+    """A hidden sibling directory to write into; renamed to `out_dir` when the block ends
+    without an exception, deleted otherwise, so an interrupted run never leaves a
+    half-written output. An existing output is replaced only if it is a tracecols
+    directory (has the manifest)."""
     out = Path(out_dir)
     if out.exists() and not (out / MANIFEST).exists() and any(out.iterdir()):
         raise SourceIOError(out, "exists and is not a tracecols output directory; refusing to overwrite it")
@@ -26,9 +30,7 @@ def write_dir(out_dir, tables, manifest):
     tmp = out.parent / f".{out.name}.tmp-{uuid.uuid4().hex[:8]}"
     tmp.mkdir()
     try:
-        for name, table in tables.items():
-            pq.write_table(table, tmp / f"{name}.parquet", compression="zstd")
-        (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2, default=str) + "\n")
+        yield tmp
         if out.exists():
             old = out.parent / f".{out.name}.old-{uuid.uuid4().hex[:8]}"
             os.rename(out, old)
@@ -39,7 +41,91 @@ def write_dir(out_dir, tables, manifest):
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    return out
+
+
+def write_manifest(directory, manifest):
+    (Path(directory) / MANIFEST).write_text(json.dumps(manifest, indent=2, default=str) + "\n")
+
+
+def write_table(path, table):
+    pq.write_table(table, path, compression=COMPRESSION)
+
+
+def write_dir(out_dir, tables, manifest):
+    """Write {name: Arrow table} as out_dir/<name>.parquet (zstd) plus the manifest JSON, atomically."""
+    with staged_dir(out_dir) as tmp:
+        for name, table in tables.items():
+            write_table(tmp / f"{name}.parquet", table)
+        write_manifest(tmp, manifest)
+    return Path(out_dir)
+
+
+class BackgroundWriter:
+    """One Parquet file fed with record batches, encoded and compressed on a second thread.
+
+    Parquet encoding and zstd run in C++ without the GIL, so they overlap with the
+    (GIL-bound) JSON parser feeding `put`. Batches are gathered into row groups of about
+    `group_rows` rows; `transform(list of batches) -> Arrow table` runs on the writer
+    thread too, with the `context` that was set when the group was queued. At most two
+    groups wait in the queue, which bounds the memory held.
+    """
+
+    def __init__(self, path, schema, transform=None, group_rows=1 << 18):
+        self.schema = schema
+        self.transform = transform or (lambda batches, context: pa.Table.from_batches(batches, schema=schema))
+        self.context = None
+        self.group_rows = group_rows
+        self._pending, self._rows = [], 0
+        self._queue = queue.Queue(maxsize=2)
+        self._error = None
+        self._writer = pq.ParquetWriter(path, schema, compression=COMPRESSION)
+        self._thread = threading.Thread(target=self._run, name="parquet-writer", daemon=True)
+        self._thread.start()
+
+    def put(self, batch):
+        self._pending.append(batch)
+        self._rows += batch.num_rows
+        if self._rows >= self.group_rows:
+            self.flush()
+
+    def flush(self):
+        if self._error is not None:
+            raise self._error
+        if self._pending:
+            self._queue.put((self.context, self._pending))
+            self._pending, self._rows = [], 0
+
+    def _run(self):
+        while True:
+            item = self._queue.get()
+            if item is None:
+                return
+            if self._error is not None:
+                continue  # drain: the feeder learns of the error at its next flush
+            try:
+                table = self.transform(item[1], item[0])
+                self._writer.write_table(table.cast(self.schema), row_group_size=max(table.num_rows, 1))
+            except BaseException as e:  # noqa: BLE001 - re-raised on the feeding thread
+                self._error = e
+
+    def abort(self):
+        """Stop without writing what is pending (the caller deletes the file)."""
+        self._pending = []
+        self._error = self._error or RuntimeError("aborted")
+        self._queue.put(None)
+        self._thread.join()
+        self._writer.close()
+
+    def close(self):
+        """Write what is left and close the file; raises whatever the writer thread raised."""
+        try:
+            self.flush()
+        finally:
+            self._queue.put(None)
+            self._thread.join()
+            self._writer.close()
+        if self._error is not None:
+            raise self._error
 
 
 def read_manifest(path):

@@ -1,0 +1,133 @@
+"""Ingest traces straight into a Parquet directory, in memory that does not grow with the trace.
+
+The in-memory path (`trace.ingest`) holds the whole `events` table. Here the events go to
+Parquet while the file is parsed (encoded on a second thread), and what comes after reads
+back only what it needs:
+
+  parse ──► events.parquet                       (row groups of ~256k events, zstd)
+  events.parquet[18 columns] ──► slices, kernels, fx_marks, traces, devices (.parquet)
+  every sql/ view ──► <view>.parquet             (DuckDB streams each result to its file;
+                                                  later views read the file, not the view)
+
+The directory is the one `Trace.save` writes (same tables, same columns) and appears
+atomically. Peak memory is about the 18 tree columns of the events plus the slices and
+kernels, roughly a third of the in-memory path's.
+"""
+import shutil
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from .engine.connection import Engine
+from .model.checks import event_warnings
+from .model.events import events_table
+from .model.fx import fx_marks
+from .model.kernels import build_kernels
+from .model.secrets import redact
+from .model.traces import detect_rank, devices_table, traces_table
+from .model.tree import build_slices
+from .read.kineto import read_trace
+from .store import parquet
+from .trace import _Clock
+from .version import SCHEMA_VERSION, __version__
+
+# The events columns the tree, the links, the checks and the traces row read.
+TREE_COLUMNS = ["trace_id", "rank", "uid", "ph", "cat", "name", "pid", "tid", "pid_str", "tid_str",
+                "ts_ns", "dur_ns", "end_ns", "device", "stream", "correlation", "external_id", "flow_id"]
+EVENTS_SCHEMA = events_table([], 0, None).schema
+DUCKDB_MEMORY = "1GB"  # views spill to disk beyond this rather than grow the process
+
+
+def ingest_to_dir(paths, out_dir, keep_secrets=False, timings=None, views=True):
+    """Read trace files into `out_dir`: every base table and (with `views`) every sql/ view as
+    Parquet, plus _tracecols.json. Returns the output path."""
+    clock = _Clock(timings)
+    with parquet.staged_dir(out_dir) as tmp:
+        infos = write_events(paths, tmp / "events.parquet", keep_secrets, clock)
+        for name, table in derived_tables(tmp / "events.parquet", infos, clock).items():
+            parquet.write_table(tmp / f"{name}.parquet", table)
+        clock.lap("parquet")
+        names = _write_views(tmp, clock) if views else []
+        inputs = [{"path": i["path"], "size": i["size"], "sha256": i["sha256"]} for i in infos]
+        base = ["traces", "events", "devices", "slices", "kernels", "fx_marks"]
+        parquet.write_manifest(tmp, {"tracecols_version": __version__, "schema_version": SCHEMA_VERSION,
+                                     "inputs": inputs, "tables": sorted(base + names)})
+        clock.lap("parquet")
+    return Path(out_dir)
+
+
+def write_events(paths, path, keep_secrets=False, clock=None, first_trace_id=0):
+    """Parse `paths` into one `events` Parquet file at `path` (trace ids from `first_trace_id`).
+    Returns one dict per trace: what read_trace returns, plus trace_id, rank, rank_source."""
+    clock = clock or _Clock(None)
+    infos = []
+
+    def transform(batches, context):
+        return events_table(batches, *context)
+
+    writer = parquet.BackgroundWriter(path, EVENTS_SCHEMA, transform)
+    try:
+        for trace_id, p in enumerate(paths, start=first_trace_id):
+            def on_head(head, trace_id=trace_id, p=p):
+                # the rank as far as the head tells; keys after the events may still change it
+                writer.context = (trace_id, detect_rank(p, head)[0])
+
+            info = read_trace(p, writer.put, on_head=on_head)
+            writer.flush()  # the next trace's events get their own context
+            if not keep_secrets:
+                info["metadata"] = redact(info["metadata"])
+            info["trace_id"] = trace_id
+            info["rank"], info["rank_source"] = detect_rank(p, info["metadata"])
+            info["head_rank"] = writer.context[1]
+            infos.append(info)
+    except BaseException:
+        writer.abort()
+        raise
+    writer.close()
+    if any(i["rank"] != i["head_rank"] for i in infos):  # distributedInfo after the events: rare
+        _set_ranks(path, {i["trace_id"]: i["rank"] for i in infos})
+    clock.lap("read")
+    return infos
+
+
+def _set_ranks(path, ranks):
+    t = pq.read_table(path)
+    tid = t.column("trace_id").to_pylist()
+    col = pa.array([ranks[x] for x in tid], pa.int32())
+    t = t.set_column(t.schema.get_field_index("rank"), "rank", col)
+    parquet.write_table(path, t)
+
+
+def derived_tables(events_path, infos, clock=None):
+    """{name: Arrow table} of traces, devices, slices, kernels and fx_marks, from the events
+    file written by write_events (only its TREE_COLUMNS are read)."""
+    clock = clock or _Clock(None)
+    ev = pq.read_table(events_path, columns=TREE_COLUMNS)
+    traces, devices = [], []
+    for info in infos:
+        mine = ev.filter(pc.equal(ev.column("trace_id"), info["trace_id"])) if len(infos) > 1 else ev
+        traces.append(traces_table(info["trace_id"], info, mine, info["rank"], info["rank_source"],
+                                   event_warnings(mine)))
+        devices.append(devices_table(info["trace_id"], info["metadata"]))
+    clock.lap("read")
+    slices = build_slices(ev)
+    clock.lap("tree")
+    kernels = build_kernels(ev, slices)
+    del ev
+    clock.lap("links")
+    return {"traces": pa.concat_tables(traces), "devices": pa.concat_tables(devices),
+            "slices": slices, "kernels": kernels, "fx_marks": fx_marks(slices, kernels)}
+
+
+def _write_views(tmp, clock):
+    engine = Engine(parquet.table_files(tmp), origin=str(tmp), memory_limit=DUCKDB_MEMORY,
+                    temp_dir=tmp / ".spill")
+    parquet.write_table(tmp / "device_specs.parquet", engine.table("device_specs"))
+    for name in engine.views:
+        engine.materialise_to(name, tmp / f"{name}.parquet")
+    engine.con.close()
+    shutil.rmtree(tmp / ".spill", ignore_errors=True)
+    clock.lap("views")
+    return ["device_specs"] + list(engine.views)
