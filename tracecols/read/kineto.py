@@ -197,10 +197,16 @@ def read_events(src, form, on_batch, batch_size=BATCH):
     return uid, tail
 
 
-def read_trace(path, on_batch, batch_size=BATCH):
-    """Read one trace file. Returns a dict: path, form, metadata (all top-level keys), n_events, sha256, size."""
+def read_trace(path, on_batch, batch_size=BATCH, on_head=None):
+    """Read one trace file. Returns a dict: path, form, metadata (all top-level keys), n_events, sha256, size.
+
+    `on_head(metadata)`, if given, sees the top-level keys that precede the events before
+    the first batch is sent (keys after the events are only known at the end).
+    """
     src = Source(path)
     form, head = read_head(src)
+    if on_head is not None:
+        on_head(dict(head))
     n, tail = read_events(src, form, on_batch, batch_size)
     meta = dict(head)
     meta.update(tail)
