@@ -8,6 +8,8 @@ Two fresh subprocesses, one after the other (each reports its own peak RSS):
   e2e    the streaming ingest of `tracecols ingest`/`analyze`: read → events.parquet (encoded
          on a second thread while parsing) → host tree → launch links → FX markers → every
          sql/ view streamed to its own Parquet file (tracecols.streaming.ingest_to_dir)
+Peak RSS is the process's own plus that of its largest child (the parser processes of a
+file read in parts): an upper bound of what was resident at once.
 Prints each stage's time, and ends
   RESULT e2e_ratio_to_floor=R peak_rss_mb=M events=N
 """
@@ -28,7 +30,8 @@ ingest_to_dir([p], out, timings=stages)
 s = time.perf_counter() - t0
 print(json.dumps({"s": s, "stages": stages, "tables": len(read_manifest(out)["tables"]),
                   "events": pq.ParquetFile(f"{out}/events.parquet").metadata.num_rows,
-                  "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}))
+                  "rss": (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+                         + resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) * 1024}))
 """
 
 

@@ -8,8 +8,17 @@
     tc.Lake("lake/").sql("select rank, count(*) from kernels group by 1")  # every rank of a job
 """
 from .errors import TraceError
-from .fleet.lake import Lake
-from .trace import Trace, open
 from .version import SCHEMA_VERSION, __version__
 
 __all__ = ["open", "Trace", "Lake", "TraceError", "__version__", "SCHEMA_VERSION"]
+
+
+def __getattr__(name):
+    # imported on first use: `import tracecols` stays light for worker processes and the CLI
+    if name in ("open", "Trace"):
+        from . import trace
+        return getattr(trace, name)
+    if name == "Lake":
+        from .fleet.lake import Lake
+        return Lake
+    raise AttributeError(f"module 'tracecols' has no attribute {name!r}")

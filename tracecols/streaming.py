@@ -13,7 +13,10 @@ The directory is the one `Trace.save` writes (same tables, same columns) and app
 atomically. Peak memory is about the 18 tree columns of the events plus the slices and
 kernels, roughly a third of the in-memory path's.
 """
+import os
 import shutil
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pyarrow as pa
@@ -28,7 +31,10 @@ from .model.kernels import build_kernels
 from .model.secrets import redact
 from .model.traces import detect_rank, devices_table, traces_table
 from .model.tree import build_slices
-from .read.kineto import read_trace
+from .errors import TraceError
+from .read import split
+from .read.kineto import read_events, read_head, read_trace
+from .read.source import Source
 from .store import parquet
 from .trace import _Clock
 from .version import SCHEMA_VERSION, __version__
@@ -58,10 +64,32 @@ def ingest_to_dir(paths, out_dir, keep_secrets=False, timings=None, views=True):
     return Path(out_dir)
 
 
-def write_events(paths, path, keep_secrets=False, clock=None, first_trace_id=0):
+def write_events(paths, path, keep_secrets=False, clock=None, first_trace_id=0, parts=None):
     """Parse `paths` into one `events` Parquet file at `path` (trace ids from `first_trace_id`).
-    Returns one dict per trace: what read_trace returns, plus trace_id, rank, rank_source."""
+    Returns one dict per trace: what read_trace returns, plus trace_id, rank, rank_source.
+
+    A large uncompressed local file is cut between events into `parts` pieces (default: one
+    per core; 1 reads every file whole), each parsed by its own process (read/split.py); if
+    any part fails, everything is read again the ordinary way, which also gives any real
+    error its true position.
+    """
     clock = clock or _Clock(None)
+    parts = split.cpu_count() if parts is None else parts
+    try:
+        infos = _write_events(paths, path, keep_secrets, first_trace_id, parts)
+    except _PartFailed:
+        infos = _write_events(paths, path, keep_secrets, first_trace_id, 1)
+    if any(i["rank"] != i["head_rank"] for i in infos):  # distributedInfo after the events: rare
+        _set_ranks(path, {i["trace_id"]: i["rank"] for i in infos})
+    clock.lap("read")
+    return infos
+
+
+class _PartFailed(Exception):
+    pass
+
+
+def _write_events(paths, path, keep_secrets, first_trace_id, parts):
     infos = []
 
     def transform(batches, context):
@@ -69,27 +97,69 @@ def write_events(paths, path, keep_secrets=False, clock=None, first_trace_id=0):
 
     writer = parquet.BackgroundWriter(path, EVENTS_SCHEMA, transform)
     try:
-        for trace_id, p in enumerate(paths, start=first_trace_id):
-            def on_head(head, trace_id=trace_id, p=p):
-                # the rank as far as the head tells; keys after the events may still change it
-                writer.context = (trace_id, detect_rank(p, head)[0])
-
-            info = read_trace(p, writer.put, on_head=on_head)
-            writer.flush()  # the next trace's events get their own context
-            if not keep_secrets:
-                info["metadata"] = redact(info["metadata"])
-            info["trace_id"] = trace_id
-            info["rank"], info["rank_source"] = detect_rank(p, info["metadata"])
-            info["head_rank"] = writer.context[1]
-            infos.append(info)
+        with tempfile.TemporaryDirectory(prefix="tracecols-parts-") as scratch:
+            for trace_id, p in enumerate(paths, start=first_trace_id):
+                info = (parts > 1 and _read_parts(p, trace_id, writer, scratch, parts)) \
+                    or _read_whole(p, trace_id, writer)
+                if not keep_secrets:
+                    info["metadata"] = redact(info["metadata"])
+                info["trace_id"] = trace_id
+                info["rank"], info["rank_source"] = detect_rank(p, info["metadata"])
+                infos.append(info)
     except BaseException:
         writer.abort()
         raise
     writer.close()
-    if any(i["rank"] != i["head_rank"] for i in infos):  # distributedInfo after the events: rare
-        _set_ranks(path, {i["trace_id"]: i["rank"] for i in infos})
-    clock.lap("read")
     return infos
+
+
+def _read_whole(p, trace_id, writer):
+    def on_head(head):
+        # the rank as far as the head tells; keys after the events may still change it
+        writer.context = (trace_id, detect_rank(p, head)[0])
+
+    info = read_trace(p, writer.put, on_head=on_head)
+    writer.flush()  # the next trace's events get their own context
+    info["head_rank"] = writer.context[1]
+    return info
+
+
+def _read_parts(p, trace_id, writer, scratch, parts):
+    """Read one file in `parts` parts, each in its own process; None if it is not worth cutting."""
+    src = Source(p)
+    if src.gzip or not src.size or src.size < split.MIN_BYTES:
+        return None
+    form, head = read_head(src)
+    planned = split.plan(src, form, parts)
+    if planned is None:
+        return None
+    pieces, tail = planned
+    rank = detect_rank(p, head)[0]
+    writer.context = (trace_id, rank)
+    files = [os.path.join(scratch, f"part{k}.arrow") for k in range(len(pieces))]
+    procs = [split.start_part(part, f) for part, f in zip(pieces[1:], files[1:])]
+    with ThreadPoolExecutor(1) as hashing:
+        digest = hashing.submit(split.sha256_of, src.path)
+        try:
+            n, _ = read_events(pieces[0], form, writer.put)  # part 0 here, straight to the writer
+            for proc, f in zip(procs, files[1:]):
+                count = split.finish_part(proc)
+                for b in split.shifted_batches(f, n):
+                    writer.put(b)
+                n += count
+        except (TraceError, split.PartError) as e:
+            raise _PartFailed() from e
+        finally:
+            for proc in procs:
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
+    writer.flush()
+    size, sha = digest.result()
+    meta = dict(head)
+    meta.update(tail)
+    return {"path": src.path, "form": form, "metadata": meta, "n_events": n, "sha256": sha,
+            "size": size, "gzip": False, "head_rank": rank}
 
 
 def _set_ranks(path, ranks):

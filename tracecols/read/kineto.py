@@ -82,8 +82,8 @@ def read_head(src):
 _TAIL_START = re.compile(rb"\]\s*(?=[,}])")
 
 
-def parse_tail(region):
-    """Top-level keys after the traceEvents array, from the bytes that follow the last event.
+def find_tail(region):
+    """(offset in `region` of the `]` that closes traceEvents, the top-level keys after it), or None.
 
     `region` starts somewhere inside or before the last event. The true end of the array is
     the leftmost ']' whose remainder is a complete JSON object body running to EOF; a ']'
@@ -97,8 +97,14 @@ def parse_tail(region):
         except ValueError:
             continue
         if isinstance(obj, dict) and "traceEvents" not in obj:
-            return obj
+            return m.start(), obj
     return None
+
+
+def parse_tail(region):
+    """Top-level keys after the traceEvents array, from the bytes that follow the last event."""
+    found = find_tail(region)
+    return found[1] if found else None
 
 
 # ---------------------------------------------------------------------------------------

@@ -1,0 +1,145 @@
+"""Reading one file in parts (read/split.py) gives exactly what reading it whole gives.
+
+The reference is the ordinary one-pass reader, itself checked event by event against
+json+Decimal on the whole corpus (test_reader_corpus.py). Files are cut even when small
+(MIN_BYTES is lowered), into 2 and 3 parts.
+"""
+import gzip
+import json
+import shutil
+
+import pyarrow.parquet as pq
+import pytest
+
+from conftest import CORPUS, DATA_TRACE
+from reference import short
+from tracecols.errors import Malformed
+from tracecols.read import split
+from tracecols.read.kineto import read_head
+from tracecols.read.source import Source
+from tracecols.streaming import write_events
+
+
+@pytest.fixture
+def cut_small_files(monkeypatch):
+    monkeypatch.setattr(split, "MIN_BYTES", 0)
+
+
+def _plain(path, tmp_path):
+    """An uncompressed copy of a corpus trace (only those are cut)."""
+    out = tmp_path / "plain.json"
+    if str(path).endswith(".gz"):
+        with gzip.open(path, "rb") as f, open(out, "wb") as g:
+            shutil.copyfileobj(f, g)
+    else:
+        shutil.copyfile(path, out)
+    return out
+
+
+def _both(path, tmp_path, parts):
+    whole = write_events([path], tmp_path / "whole.parquet", parts=1)
+    cut = write_events([path], tmp_path / "cut.parquet", parts=parts)
+    return (whole, pq.read_table(tmp_path / "whole.parquet")), (cut, pq.read_table(tmp_path / "cut.parquet"))
+
+
+def _plan(path, parts):
+    src = Source(path)
+    form, _ = read_head(src)
+    return split.plan(src, form, parts)
+
+
+def _assert_same(whole, cut):
+    (wi, wt), (ci, ct) = whole, cut
+    assert ct.equals(wt)
+    for key in ("n_events", "metadata", "sha256", "size", "rank", "rank_source", "form"):
+        assert ci[0][key] == wi[0][key], key
+
+
+# A spread of the corpus: old and new torch, AMD, MTIA, NCCL metadata, ns timestamps,
+# metadata-heavy heads (the bundled trace), uncompressed files.
+_PICK = ("HolisticTraceAnalysis/tests/data/amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz",
+         "HolisticTraceAnalysis/tests/data/mtia_inference_trace/mtia_inference_rank_0.json.gz",
+         "HolisticTraceAnalysis/tests/data/nccl_parser_config/nccl_data.json.gz",
+         "HolisticTraceAnalysis/tests/data/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz",
+         "HolisticTraceAnalysis/tests/data/call_stack/backward_thread.json",
+         "kineto/tb_plugin/test/gpu_metrics_input.json",
+         "param/et_replay/tests/inputs/dlrm_kineto.tar.gz.extracted/dlrm_kineto/"
+         "worker0_step_12.1694128201545.pt.trace.json",
+         "generated/cpu_train_step.pt.trace.json")
+
+
+def _picked():
+    return [DATA_TRACE] + [CORPUS / p for p in _PICK]
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("path", _picked(), ids=short)
+def test_corpus_trace_cut_in_parts_reads_the_same(path, tmp_path, cut_small_files):
+    plain = _plain(path, tmp_path)
+    planned = _plan(plain, 3)
+    assert planned is not None, "a cut was found"
+    whole, cut = _both(plain, tmp_path, 3)
+    _assert_same(whole, cut)
+    assert sorted(cut[1].column("uid").to_pylist()) == list(range(whole[0][0]["n_events"]))
+
+
+def _events(n, **extra):
+    return [dict({"ph": "X", "cat": "cpu_op", "name": f"op{i}", "pid": 1, "tid": 1, "ts": 10 * i, "dur": 5,
+                  "args": {"External id": i}}, **extra) for i in range(n)]
+
+
+def test_keys_after_the_events_and_a_rank_only_known_at_the_end(tmp_path, cut_small_files):
+    p = tmp_path / "t.json"
+    doc = {"schemaVersion": 1, "traceEvents": _events(500),
+           "distributedInfo": {"rank": 5, "world_size": 8}, "traceName": "x]}", "list": [1, [2]]}
+    p.write_text(json.dumps(doc))
+    whole, cut = _both(p, tmp_path, 2)
+    _assert_same(whole, cut)
+    assert cut[0][0]["rank"] == 5 and set(cut[1].column("rank").to_pylist()) == {5}
+    assert cut[0][0]["metadata"]["traceName"] == "x]}"
+
+
+def test_a_bare_event_array(tmp_path, cut_small_files):
+    p = tmp_path / "t.json"
+    p.write_text(json.dumps(_events(300)) + "\n")
+    assert _plan(p, 2) is not None
+    _assert_same(*_both(p, tmp_path, 2))
+
+
+def test_a_cut_inside_a_string_is_caught_and_the_file_read_whole(tmp_path, cut_small_files):
+    # A quote inside a JSON string is escaped, so `}, {"` can only falsely match where a
+    # string *ends* in "}, {": put one such string across the middle of the file.
+    ev = _events(20)
+    ev[10]["args"]["note"] = "z" * 50_000 + "}, {"
+    p = tmp_path / "t.json"
+    text = json.dumps({"traceEvents": ev})
+    p.write_text(text)
+    parts, _ = _plan(p, 2)
+    start = text.index('"z')
+    assert start < parts[0].end < start + 50_010, "the planned cut is inside the string"
+    whole, cut = _both(p, tmp_path, 2)
+    _assert_same(whole, cut)
+    assert cut[1].num_rows == 20
+
+
+def test_a_broken_file_gives_the_same_error_as_a_whole_read(tmp_path, cut_small_files):
+    p = tmp_path / "t.json"
+    text = json.dumps({"traceEvents": _events(400)})
+    p.write_text(text[: len(text) * 3 // 4])  # truncated in the last part
+    with pytest.raises(Malformed) as whole:
+        write_events([p], tmp_path / "a.parquet", parts=1)
+    with pytest.raises(Malformed) as cut:
+        write_events([p], tmp_path / "b.parquet", parts=2)
+    assert str(cut.value) == str(whole.value) and "truncated" in str(cut.value)
+
+
+def test_small_files_are_read_whole(tmp_path):
+    p = tmp_path / "t.json"
+    p.write_text(json.dumps({"traceEvents": _events(50)}))
+    assert split.MIN_BYTES > p.stat().st_size and _plan(p, 2) is None
+
+
+def test_compressed_files_are_read_whole(tmp_path, cut_small_files):
+    p = tmp_path / "t.json.gz"
+    p.write_bytes(gzip.compress(json.dumps({"traceEvents": _events(50)}).encode()))
+    assert _plan(p, 2) is None
