@@ -7,7 +7,7 @@ import pyarrow as pa
 
 from .engine.connection import Engine
 from .errors import SourceIOError
-from .model.checks import event_warnings
+from .model.checks import event_warnings, kernel_warnings
 from .model.events import events_table
 from .model.fx import fx_marks
 from .model.kernels import build_kernels
@@ -40,7 +40,6 @@ def ingest(paths, timings=None, keep_secrets=False):
         events = events_table(batches, trace_id, rank)
         del batches
         parts["events"].append(events)
-        parts["traces"].append(traces_table(trace_id, info, events, rank, source, event_warnings(events)))
         parts["devices"].append(devices_table(trace_id, info["metadata"]))
         clock.lap("read")
         slices = build_slices(events)
@@ -48,6 +47,8 @@ def ingest(paths, timings=None, keep_secrets=False):
         clock.lap("tree")
         kernels = build_kernels(events, slices)
         parts["kernels"].append(kernels)
+        parts["traces"].append(traces_table(trace_id, info, events, rank, source,
+                                            event_warnings(events) + kernel_warnings(kernels)))
         clock.lap("links")
         parts["fx_marks"].append(fx_marks(slices, kernels))
         clock.lap("fx markers")

@@ -45,3 +45,21 @@ def event_warnings(events):
         out.append(f"{n} launch event(s) repeat a correlation id of an earlier launch in the same process "
                    f"({dup.height} id(s)): kernels link to the first")
     return out
+
+
+def kernel_warnings(kernels):
+    """The warning lines for one trace's kernels table (Arrow), built after the events' checks."""
+    if kernels.num_rows == 0:
+        return []
+    k = pl.from_arrow(kernels.select(["dur_ns", "dur_raw_ns", "clipped"])).filter(pl.col("clipped"))
+    if k.height == 0:
+        return []
+    worst = int((k["dur_raw_ns"] - k["dur_ns"]).max())
+    return [f"{k.height} device event(s) overlap the next one on their stream (largest overlap {_us(worst)} µs): "
+            "clipped to its start in kernels.dur_ns, raw value in kernels.dur_raw_ns"]
+
+
+def _us(ns):
+    """ns as exact decimal µs text: 40000 -> '40', 1500 -> '1.5', 1 -> '0.001'."""
+    whole, frac = divmod(ns, 1000)
+    return f"{whole}.{frac:03d}".rstrip("0").rstrip(".") if frac else str(whole)

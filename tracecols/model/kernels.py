@@ -10,6 +10,11 @@ Links, in order of preference (docs/tree.md):
    owns every device event of its correlation.
 2. flow: an `ac2g` arrow whose start sits on a launch slice (same pid, tid, ts) and whose
    finish sits on the device event (same pid, tid, ts) — used where 1. found nothing.
+
+Overlaps on one stream (see clip_overlaps): the device events of one stream run one after
+another, so an event that ends after the next one on its stream starts (seen in ROCm traces)
+is cut short at that start. `dur_ns`/`end_ns` hold the clipped values every analysis uses,
+`dur_raw_ns` the duration as written, `clipped` says which rows were cut (docs/schema.md).
 """
 import numpy as np
 import polars as pl
@@ -28,8 +33,12 @@ KERNELS_SCHEMA = pa.schema([
     ("launch_uid", pa.int64()), ("link", pa.string()), ("launch_name", pa.string()),
     ("launch_ts_ns", pa.int64()), ("launch_pid", pa.int64()), ("launch_tid", pa.int64()),
     ("op_uid", pa.int64()), ("top_op_uid", pa.int64()), ("launcher_uid", pa.int64()),
-    ("op_path", pa.list_(pa.int64())),
+    ("op_path", pa.list_(pa.int64())), ("dur_raw_ns", pa.int64()), ("clipped", pa.bool_()),
 ])
+
+# what makes a stream: the device and stream args (else pid and tid); where an arg is missing,
+# the original pid/tid string too, so that two string pids never share a stream
+STREAM_KEY = ["trace_id", "device", "stream", "_dev_str", "_stream_str"]
 
 # kernel_class by name, first match wins (lower-cased name; cat decides memcpy/memset first)
 _CLASSES = [
@@ -82,8 +91,10 @@ def build_kernels(ev, slices):
     k = k.with_columns(classify_expr().alias("kernel_class"),
                        pl.coalesce(pl.col("device"), pl.col("pid")).alias("device"),
                        pl.coalesce(pl.col("stream"), pl.col("tid")).alias("stream"),
+                       pl.when(pl.col("device").is_null()).then(pl.col("pid_str")).alias("_dev_str"),
+                       pl.when(pl.col("stream").is_null()).then(pl.col("tid_str")).alias("_stream_str"),
                        pl.col("dur_ns").fill_null(0))
-    k = k.with_columns((pl.col("ts_ns") + pl.col("dur_ns")).alias("end_ns"))
+    k = clip_overlaps(k)
 
     launches = sl.filter(pl.col("cat").is_in(list(LAUNCH_CATS)))
     # 1. correlation, only where the id lives in a single host process
@@ -125,6 +136,24 @@ def build_kernels(ev, slices):
     k = k.join(op_paths(sl, k), on=["trace_id", "uid"], how="left")
     out = k.select([f.name for f in KERNELS_SCHEMA]).to_arrow()
     return pa.table([out.column(f.name).cast(f.type) for f in KERNELS_SCHEMA], schema=KERNELS_SCHEMA)
+
+
+def clip_overlaps(k):
+    """Cut each device event short where it runs past the start of the next one on its stream.
+
+    `k`: polars frame with the STREAM_KEY columns, uid, ts_ns and dur_ns (nulls taken as 0
+    before). Per stream, in (ts_ns, uid) order, an event whose end is after the next event's
+    start gets dur_ns = next start - its start (so a tie on ts_ns gives the first, by uid, 0).
+    Returns `k` with dur_ns and end_ns clipped, dur_raw_ns (dur_ns as it came) and clipped.
+    Events without ts_ns are never cut and never cut another.
+    """
+    k = k.sort(STREAM_KEY + ["ts_ns", "uid"], nulls_last=True)
+    nxt = pl.col("ts_ns").shift(-1)
+    same = pl.all_horizontal([pl.col(c).eq_missing(pl.col(c).shift(-1)) for c in STREAM_KEY])
+    over = (same & (pl.col("ts_ns") + pl.col("dur_ns") > nxt)).fill_null(False)
+    k = k.with_columns(pl.col("dur_ns").alias("dur_raw_ns"), over.alias("clipped"),
+                       pl.when(over).then(nxt - pl.col("ts_ns")).otherwise(pl.col("dur_ns")).alias("dur_ns"))
+    return k.with_columns((pl.col("ts_ns") + pl.col("dur_ns")).alias("end_ns"))
 
 
 def launcher_map(sl):
