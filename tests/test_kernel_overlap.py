@@ -74,6 +74,16 @@ def test_overlap_is_clipped_to_the_next_start_and_the_raw_value_kept(tmp_path):
     assert "3 device event(s) overlap the next one on their stream" in out.getvalue()
 
 
+def test_the_streaming_ingest_clips_and_warns_the_same(tmp_path):
+    from tracecols.streaming import ingest_to_dir
+    path = _trace(tmp_path)
+    mem = tracecols.open(path)
+    out = tracecols.open(ingest_to_dir([path], tmp_path / "out"))
+    query = "select uid, dur_ns, end_ns, dur_raw_ns, clipped from kernels order by uid"
+    assert out.sql(query).rows() == mem.sql(query).rows()
+    assert out.sql("select warnings from traces").item().to_list() == [WARNING.format(n=3, us=250)]
+
+
 def test_analyses_use_the_clipped_durations(tmp_path):
     t = tracecols.open(_trace(tmp_path))
     sums = dict(t.sql("select name, sum_ns from kernel_stats").rows())

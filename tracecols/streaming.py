@@ -24,7 +24,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from .engine.connection import Engine
-from .model.checks import event_warnings
+from .model.checks import event_warnings, kernel_warnings
 from .model.events import events_table
 from .model.fx import fx_marks
 from .model.kernels import build_kernels
@@ -175,18 +175,22 @@ def derived_tables(events_path, infos, clock=None):
     file written by write_events (only its TREE_COLUMNS are read)."""
     clock = clock or _Clock(None)
     ev = pq.read_table(events_path, columns=TREE_COLUMNS)
-    traces, devices = [], []
-    for info in infos:
-        mine = ev.filter(pc.equal(ev.column("trace_id"), info["trace_id"])) if len(infos) > 1 else ev
-        traces.append(traces_table(info["trace_id"], info, mine, info["rank"], info["rank_source"],
-                                   event_warnings(mine)))
-        devices.append(devices_table(info["trace_id"], info["metadata"]))
     clock.lap("read")
     slices = build_slices(ev)
     clock.lap("tree")
     kernels = build_kernels(ev, slices)
-    del ev
     clock.lap("links")
+    traces, devices = [], []
+    for info in infos:
+        mine, theirs = ev, kernels
+        if len(infos) > 1:
+            mine = ev.filter(pc.equal(ev.column("trace_id"), info["trace_id"]))
+            theirs = kernels.filter(pc.equal(kernels.column("trace_id"), info["trace_id"]))
+        traces.append(traces_table(info["trace_id"], info, mine, info["rank"], info["rank_source"],
+                                   event_warnings(mine) + kernel_warnings(theirs)))
+        devices.append(devices_table(info["trace_id"], info["metadata"]))
+    del ev
+    clock.lap("read")
     return {"traces": pa.concat_tables(traces), "devices": pa.concat_tables(devices),
             "slices": slices, "kernels": kernels, "fx_marks": fx_marks(slices, kernels)}
 

@@ -81,7 +81,7 @@ class Engine:
         """Like materialise(), through a Parquet file: the result is streamed to `path` (never
         held whole in memory) and the view then reads that file."""
         import pyarrow.parquet as pq
-        reader = self._run(f"SELECT * FROM {name}").fetch_record_batch(batch_rows)
+        reader = self._run(f"SELECT * FROM {name}").to_arrow_reader(batch_rows)
         with pq.ParquetWriter(path, reader.schema, compression="zstd") as w:
             for batch in reader:
                 w.write_batch(batch)
