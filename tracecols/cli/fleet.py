@@ -1,4 +1,5 @@
 """`tracecols ingest` (traces -> lake, in parallel, with a progress bar) and `tracecols export`."""
+import os
 import sys
 import time
 
@@ -79,12 +80,33 @@ def _executor(args):
     return None, None
 
 
+LOCK_TIMEOUT = "TRACECOLS_LOCK_TIMEOUT"
+
+
+def _lock_timeout(args):
+    """Seconds to wait for another ingest into the same lake: None (default) waits until it is done,
+    0 fails at once. From `--lock-timeout` if the parser has it, else $TRACECOLS_LOCK_TIMEOUT."""
+    value = getattr(args, "lock_timeout", None)
+    if value is None:
+        value = os.environ.get(LOCK_TIMEOUT, "").strip() or None
+    if value is None:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = -1.0
+    if not seconds >= 0:
+        raise SourceIOError(LOCK_TIMEOUT, f"expected a number of seconds >= 0, got {value!r}")
+    return seconds
+
+
 def ingest(args):
+    lock_timeout = _lock_timeout(args)
     client, executor = _executor(args)
     rep = ProgressReporter()
     try:
         res = ingest_lake(args.sources, args.output, executor=executor, jobs=args.jobs, reporter=rep,
-                          keep_secrets=args.keep_secrets)
+                          keep_secrets=args.keep_secrets, lock_timeout=lock_timeout)
     finally:
         if client is not None:
             client.close()

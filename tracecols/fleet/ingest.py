@@ -10,6 +10,11 @@ trace_id: an input keeps the id it got the first time (the manifest records it b
 New inputs get the next free ids in natural path order; the ids a run plans are recorded in
 the manifest (`reserved`) with its first commit, so a run that is killed and run again
 assigns exactly the ids an uninterrupted run would have.
+
+One run at a time writes a lake: on a local path the driver holds `store.LakeLock` (flock on
+LAKE/_tracecols.lock, dropped by the kernel if the process dies) for the whole run, and a
+second run waits for it; on URLs each commit checks the manifest is still the one the run
+read or last wrote (`store.Committer`). Readers take no lock.
 """
 import concurrent.futures as cf
 import multiprocessing
@@ -117,37 +122,92 @@ class Result:
         return not self.failed
 
 
-def ingest_lake(sources, out, executor=None, jobs=None, reporter=None, keep_secrets=False):
+def _as_completed(executor, tasks, futures):
+    """(key, future) of each task as it finishes; `futures` collects what was submitted.
+
+    An InlineExecutor runs a task when it is submitted, so its tasks are submitted one at a
+    time, each after the previous one was handed back (and committed): submitting them all
+    first would commit nothing until every trace was done, and a killed `-j 1` run would keep
+    nothing of its work.
+    """
+    if isinstance(executor, InlineExecutor):
+        for key, (fn, *args) in tasks:
+            fut = executor.submit(fn, *args)
+            futures[fut] = key
+            yield key, fut
+        return
+    for key, (fn, *args) in tasks:
+        futures[executor.submit(fn, *args)] = key
+    for fut in cf.as_completed(futures):
+        yield futures[fut], fut
+
+
+def ingest_lake(sources, out, executor=None, jobs=None, reporter=None, keep_secrets=False, lock_timeout=None):
     """Ingest the traces found in `sources` into the lake at `out`; returns a Result.
 
     Secret-looking metadata values are redacted before they are written, unless `keep_secrets`.
 
     executor: any concurrent.futures.Executor (default: a process pool of `jobs` processes,
     one per core; jobs=1 runs in this process).
+
+    One ingest at a time writes a local lake: the run holds an exclusive lock on it
+    (`store.LakeLock`, LAKE/_tracecols.lock) from before it reads the manifest to its last
+    commit. Another run waits for it (told through `reporter.note`), for at most
+    `lock_timeout` seconds if given (0: fail at once), then raises `store.LakeBusy`. On URLs
+    there is no lock; each commit checks that no other run changed the manifest (`store.Committer`).
     """
     rep = reporter or Reporter()
     res = Result()
     t0 = time.perf_counter()
     lfs = store.LakeFS(out)
     res.root = lfs.root
-    manifest = store.read_manifest(lfs)
-    tables = sorted(set(_base_tables()) | set((manifest or {}).get("tables", [])))
-    store.check_writable(lfs, tables)
+    # refuse a single-trace output or a foreign directory before creating anything in it
+    before = store.read_manifest(lfs)
+    store.check_writable(lfs, sorted(set(_base_tables()) | set((before or {}).get("tables", []))))
     paths, skipped = _discover.discover(sources, exclude=[] if lfs.remote else [lfs.root])
     res.skipped = skipped
     for p, why in skipped:
         rep.note(f"skipped {p}: {why}")
-    res.swept = store.sweep(lfs, manifest, tables) if lfs.exists() else []
+    lock = store.LakeLock(lfs, timeout=lock_timeout, on_wait=rep.note)
+    try:
+        if paths or lfs.exists():
+            lock.acquire()
+            if lock.unsupported:
+                rep.note(f"cannot lock {lfs.root} ({lock.unsupported}); "
+                         "running without a lock: do not start another ingest into it meanwhile")
+        _ingest_locked(paths, lfs, executor, jobs, rep, res, keep_secrets, verify=not lock.held)
+    finally:
+        lock.release()
+        rep.finish()
+    res.seconds = time.perf_counter() - t0
+    return res
+
+
+def _ingest_locked(paths, lfs, executor, jobs, rep, res, keep_secrets, verify):
+    """The run proper, with the lake locked (or, `verify`, every commit checked instead)."""
+    committer = store.Committer(lfs, verify=verify)  # the manifest as it is now that no one else writes
+    manifest = committer.manifest
+    tables = sorted(set(_base_tables()) | set((manifest or {}).get("tables", [])))
+    store.check_writable(lfs, tables)
+    present = set()
+    res.swept = store.sweep(lfs, manifest, tables, present) if lfs.exists() else []
     if res.swept:
         rep.note(f"removed {len(res.swept)} file(s) of traces an earlier run did not finish")
     known = {t["path"]: t for t in (manifest or {}).get("traces", [])}
+    # a committed trace some of whose files are gone is ingested again, under its trace_id
+    damaged = {p for p, t in known.items() if not set(t["files"].values()) <= present}
+    if damaged:
+        found = damaged & set(paths)
+        rep.note(f"{len(damaged)} trace(s) of the lake miss some of their files; "
+                 f"{len(found)} of them ingested again" + ("" if found == damaged else
+                                                           ", the others' inputs were not given"))
 
     own_pool = executor is None
     if own_pool:
         executor = InlineExecutor() if (jobs or os.cpu_count() or 1) == 1 or len(paths) <= 1 else process_pool(jobs)
     try:
         # which known inputs changed: size first, the hash only when the size agrees
-        same_size = [p for p in paths if p in known and work.size_of(p) == known[p]["size"]]
+        same_size = [p for p in paths if p in known and p not in damaged and work.size_of(p) == known[p]["size"]]
         digests = {p: sha for p, _, sha in executor.map(work.hash_file, same_size)} if same_size else {}
         todo = []
         for p in paths:
@@ -175,10 +235,10 @@ def ingest_lake(sources, out, executor=None, jobs=None, reporter=None, keep_secr
         rep.start(len(todo), sum(sizes.values()))
         # largest first: the long poles start early and the pool drains evenly
         order = sorted(todo, key=lambda p: (-sizes[p], plan[p]))
-        futures = {executor.submit(work.ingest_one, p, plan[p], lfs.root, keep_secrets): p for p in order}
+        tasks = [(p, (work.ingest_one, p, plan[p], lfs.root, keep_secrets)) for p in order]
+        futures = {}
         try:
-            for fut in cf.as_completed(futures):
-                p = futures[fut]
+            for p, fut in _as_completed(executor, tasks, futures):
                 try:
                     rec = fut.result()
                 except TraceError as e:
@@ -194,7 +254,7 @@ def ingest_lake(sources, out, executor=None, jobs=None, reporter=None, keep_secr
                 entry = {k: rec[k] for k in _RECORD_KEYS}
                 m["traces"] = [t for t in m["traces"] if t["trace_id"] != entry["trace_id"]] + [entry]
                 m["reserved"].pop(p, None)
-                store.write_manifest(lfs, _finalise(m))  # the commit
+                committer.commit(_finalise(m))  # the commit
                 if old:
                     for rel in set(old["files"].values()) - set(entry["files"].values()):
                         lfs.remove(rel)
@@ -210,10 +270,12 @@ def ingest_lake(sources, out, executor=None, jobs=None, reporter=None, keep_secr
             m["reserved"] = {p: i for p, i in m["reserved"].items() if p in plan and p not in res.added}
             if not m["reserved"]:
                 m["reserved"] = {}
-            store.write_manifest(lfs, _finalise(m))
+            committer.commit(_finalise(m))
+        if verify and res.swept and committer.changed():
+            raise store.LakeBusy(lfs.root, "another ingest committed to this lake while this one ran (concurrent "
+                                           "ingests into a URL are not supported); files this run removed as "
+                                           "leftovers may have been that run's: run ingest again once it has "
+                                           "finished, to repair them")
     finally:
         if own_pool:
             executor.shutdown(wait=True, cancel_futures=True)
-        rep.finish()
-    res.seconds = time.perf_counter() - t0
-    return res
