@@ -51,6 +51,9 @@ def _parser():
     s.add_argument("--scheduler", help="Dask scheduler address, e.g. tcp://HOST:8786 (with --executor dask)")
     s.add_argument("--keep-secrets", action="store_true",
                    help="keep metadata values whose keys look like tokens, passwords or keys (redacted by default)")
+    s.add_argument("--lock-timeout", type=float, default=None,
+                   help="seconds to wait for another ingest into the same local lake (default: "
+                        "$TRACECOLS_LOCK_TIMEOUT, else no limit; 0 fails at once)")
     s.set_defaults(func=fleet.ingest)
 
     s = sub.add_parser("export", help="write a DuckDB file of views over a lake, for BI tools")

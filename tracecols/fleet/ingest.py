@@ -235,7 +235,9 @@ def _ingest_locked(paths, lfs, executor, jobs, rep, res, keep_secrets, verify):
         rep.start(len(todo), sum(sizes.values()))
         # largest first: the long poles start early and the pool drains evenly
         order = sorted(todo, key=lambda p: (-sizes[p], plan[p]))
-        tasks = [(p, (work.ingest_one, p, plan[p], lfs.root, keep_secrets)) for p in order]
+        # fewer traces than cores: each trace is read in parts (read/split.py) by its worker
+        parts = max(1, (jobs or os.cpu_count() or 1) // max(1, len(todo))) if own_pool else 1
+        tasks = [(p, (work.ingest_one, p, plan[p], lfs.root, keep_secrets, parts)) for p in order]
         futures = {}
         try:
             for p, fut in _as_completed(executor, tasks, futures):

@@ -41,12 +41,13 @@ def size_of(path):
         return None
 
 
-def ingest_one(path, trace_id, root, keep_secrets=False):
+def ingest_one(path, trace_id, root, keep_secrets=False, parts=1):
     """Ingest one trace into the lake at `root` as `trace_id`; returns its manifest record.
 
     The files are in place when this returns, but the trace is part of the lake only once the
     caller has written a manifest that lists them. The events stream to a temporary file
-    while the trace is parsed, so memory does not grow with the trace.
+    while the trace is parsed, so memory does not grow with the trace. With `parts` > 1 a
+    large uncompressed trace is parsed by that many processes (streaming.write_events).
     """
     from ..streaming import derived_tables, write_events  # the single-trace pipeline
 
@@ -54,7 +55,7 @@ def ingest_one(path, trace_id, root, keep_secrets=False):
     lfs = store.LakeFS(root)
     with tempfile.TemporaryDirectory(prefix="tracecols-") as scratch:
         ev_tmp = os.path.join(scratch, "events.parquet")
-        info = write_events([path], ev_tmp, keep_secrets, first_trace_id=trace_id)[0]
+        info = write_events([path], ev_tmp, keep_secrets, first_trace_id=trace_id, parts=parts)[0]
         tables = derived_tables(ev_tmp, [info])
         rank, sha = info["rank"], info["sha256"]
         part, fname = store.partition(rank), store.file_name(trace_id, sha)
