@@ -5,6 +5,9 @@ import contextlib
 import gzip
 import io
 import json
+import random
+import subprocess
+import sys
 
 import pytest
 
@@ -109,7 +112,7 @@ FAIL = {  # case -> (file bytes, error class, words of the message, offset expec
     "other binary file": (b"\x00\x01\x02\x03PK binary", NotATrace, "binary data", False),
     "an event that is not an object": (b'{"traceEvents": [{"ph": "X", "ts": 1}, 0]}', Malformed,
                                        "event 1 of traceEvents is a JSON number, expected an object", False),
-    "corrupt gzip in the middle": (_corrupt_gzip_middle(), Malformed, "", True),
+    "corrupt gzip in the middle": (_corrupt_gzip_middle(), Malformed, "corrupt gzip data", True),
 }
 
 
@@ -133,6 +136,131 @@ def test_one_line_error_exit_2_nothing_written(tmp_path, case):
 
 def test_errors_are_trace_errors():
     assert all(issubclass(c, TraceError) for _, c, _, _ in FAIL.values())
+
+
+# ---------------------------------------------------------------------------------------
+# Damaged gzip: the parser may see garbage before zlib notices (or the CRC-32 check at the
+# end fails after the parse error), so the error names the gzip damage, not the JSON symptom.
+
+def _real_gz():
+    from conftest import DATA_TRACE
+    return DATA_TRACE.read_bytes()
+
+
+def _damaged(kind, frac, seed):
+    b = bytearray(_real_gz())
+    rng = random.Random(seed)
+    at = int(len(b) * frac)
+    if kind == "flip":  # overwrite 16 bytes with random ones
+        for i in range(at, at + 16):
+            b[i] ^= rng.randrange(1, 256)
+    else:  # a zeroed 4 KB block
+        b[at:at + 4096] = bytes(4096)
+    return bytes(b)
+
+
+def _fails_cleanly(tmp_path, content, words, name="t.json.gz", all_commands=False):
+    """The one-line Malformed error for `content`, checked through the API and the CLI."""
+    p = tmp_path / name
+    p.write_bytes(content)
+    with pytest.raises(Malformed) as e:
+        tracecols.open(str(p))
+    line = e.value.line()
+    assert str(p) in line and "\n" not in line and e.value.offset is not None
+    assert all(w in line for w in words), line
+    commands = [("info", p)]
+    if all_commands:
+        commands.append(("ingest", p, "-o", tmp_path / "lake", "-j", "1"))
+    for args in commands:
+        rc, out, err = cli(*args)
+        assert rc == 2 and out == "" and len(err.strip().splitlines()) == 1, (args, err)
+        assert "Traceback" not in err and str(p) in err and all(w in err for w in words), err
+    assert sorted(x.name for x in tmp_path.iterdir()) == [name]
+    return line
+
+
+@pytest.mark.parametrize("kind", ["flip", "zero4k"])
+@pytest.mark.parametrize("frac,seed", [(0.05, 1), (0.3, 2), (0.5, 3), (0.7, 4), (0.9, 5)])
+def test_gzip_corrupt_in_the_middle_says_corrupt_gzip(tmp_path, kind, frac, seed):
+    # zeroing 4 KB at 70% of this trace used to crash the process (see test_overlong_digit_run)
+    line = _fails_cleanly(tmp_path, _damaged(kind, frac, seed), ["malformed trace: corrupt gzip data: ",
+                                                                  "(at compressed byte "],
+                          all_commands=frac == 0.5)
+    assert "lexical error" not in line and "parse error" not in line
+
+
+@pytest.mark.parametrize("byte,reason", [(-8, "incorrect data check"), (-5, "incorrect data check"),
+                                         (-4, "incorrect length check"), (-1, "incorrect length check")])
+def test_gzip_bad_trailer_says_which_check_failed(tmp_path, byte, reason):
+    b = bytearray(_real_gz())
+    b[byte] ^= 0x01
+    n = len(b)
+    line = _fails_cleanly(tmp_path, bytes(b), ["corrupt gzip data: " + reason])
+    # zlib notices after reading the 4-byte field: CRC-32 at n-8..n-5, length at n-4..n-1
+    assert f"(at compressed byte {n - 5 if 'data' in reason else n - 1} / decompressed byte " in line
+
+
+@pytest.mark.parametrize("cut", [3, 10, 40, 0.01, 0.37, 0.5, 0.999, -9, -8, -4, -1])
+def test_gzip_truncated_says_truncated_gzip_file(tmp_path, cut):
+    gz = _real_gz()
+    n = cut if isinstance(cut, int) and cut > 0 else len(gz) + cut if isinstance(cut, int) else int(len(gz) * cut)
+    line = _fails_cleanly(tmp_path, gz[:n], ["malformed trace: truncated gzip file: ",
+                                             f"(at compressed byte {n} / decompressed byte "],
+                          all_commands=cut == 0.5)
+    assert "corrupt" not in line and "end-of-stream marker" in line
+
+
+def test_gzip_sound_but_json_bad_keeps_the_json_message(tmp_path):
+    content = gzip.compress(b'{"traceEvents": [{"ph": "X", "ts": 1} {"ph": "X"}]}')
+    line = _fails_cleanly(tmp_path, content, ["malformed trace: parse error"])
+    assert "gzip" not in line.split(": ", 1)[1]
+
+
+def test_gzip_followed_by_junk_is_corrupt_and_zero_padding_is_fine(tmp_path):
+    gz = gzip.compress(doc(X()))
+    line = _fails_cleanly(tmp_path, gz + b"junk", ["corrupt gzip data: ", "not another gzip member",
+                                                   f"(at compressed byte {len(gz)} / "])
+    assert "truncated" not in line
+    p = tmp_path / "padded.json.gz"
+    p.write_bytes(gz + bytes(100) + gzip.compress(b"") + bytes(3))
+    assert tracecols.open(str(p)).table("events").num_rows == 1
+
+
+def test_gzip_errors_in_the_head_and_in_an_execution_trace(tmp_path):
+    # damage before traceEvents (the metadata head) and in an Execution Trace (same item_stream)
+    meta = {"deviceProperties": [{"id": i, "name": "x" * 200} for i in range(300)]}
+    gz = bytearray(gzip.compress(json.dumps(dict(meta, traceEvents=[X()])).encode()))
+    gz[len(gz) // 3:len(gz) // 3 + 64] = bytes(64)
+    _fails_cleanly(tmp_path, bytes(gz), ["gzip"], name="head.json.gz")
+    from tracecols.read.execution_trace import read_execution_trace
+    et = {"schema": "1.0.1", "pid": 1, "time": "x", "start_ts": 1,
+          "nodes": [{"id": i, "name": f"op{i}", "parent": 0, "inputs": {}, "outputs": {}} for i in range(5000)]}
+    gz = gzip.compress(json.dumps(et).encode())
+    p = tmp_path / "et.json.gz"
+    p.write_bytes(gz[: len(gz) // 2])
+    with pytest.raises(Malformed, match="truncated gzip file"):
+        read_execution_trace(str(p))
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_overlong_digit_run_is_an_error_not_a_crash(tmp_path, gz):
+    # ijson's C backend crashes the process on an integer longer than Python converts (4300
+    # digits), so the run is refused as it streams by; in a subprocess, in case it ever crashes
+    limit = sys.get_int_max_str_digits() if hasattr(sys, "get_int_max_str_digits") else 0
+    if not limit:
+        pytest.skip("no int conversion limit in this Python")
+    content = b'{"traceEvents": [' + b'{"ph": "X", "ts": 1, "dur": 1, "pid": 1, "tid": 1},' * 5000
+    at = len(content) + len(b'{"ph": "X", "ts": ')
+    content += b'{"ph": "X", "ts": 1' + b"7" * limit + b', "dur": 1}]}'
+    p = tmp_path / "t.json"
+    p.write_bytes(gzip.compress(content) if gz else content)
+    r = subprocess.run([sys.executable, "-c", "import sys; from tracecols.cli import main; sys.exit(main(sys.argv[1:]))",
+                        "info", str(p)], capture_output=True, text=True)
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r
+    assert str(p) in r.stderr and f"near byte {at})" in r.stderr and "more than" in r.stderr and "digits" in r.stderr
+    ok = content.replace(b"1" + b"7" * limit, b"1" + b"7" * (limit - 1))  # at the limit: read
+    p.write_bytes(ok)
+    assert tracecols.open(str(p)).table("events").num_rows == 5001
 
 
 # ---------------------------------------------------------------------------------------

@@ -155,6 +155,10 @@ def item_stream(src, prefix, what):
     Python's cyclic GC is off meanwhile (it would walk every held dict, again and again), and
     ijson and gzip errors become one-line Malformed errors at the byte offset reached.
     `what` names the document in the truncation message ("trace", "Execution Trace").
+
+    When `src` is gzip, any failure (a JSON error, a gzip error, a Malformed raised by the
+    caller over garbage events) is checked against the compressed stream itself: corrupt or
+    truncated gzip data is reported as that (Source.gzip_fault), whatever the parser saw.
     """
     gc_was = gc.isenabled()
     gc.disable()
@@ -167,9 +171,11 @@ def item_stream(src, prefix, what):
                 msg = _one_line(e)
                 if "premature EOF" in msg or "incomplete" in msg.lower():
                     msg = f"unexpected end of file (truncated {what}?)"
-                raise Malformed(src.path, msg, offset=tap.offset) from None
+                raise src.fault(msg, offset=tap.offset) from None
             except GZIP_ERRORS as e:
-                raise Malformed(src.path, f"corrupt gzip data: {_one_line(e)}", offset=tap.offset) from None
+                raise src.gzip_error(e, offset=tap.offset) from None
+            except Malformed as e:
+                raise (src.gzip_fault(tap.offset if e.offset is None else e.offset) or e) from None
     finally:
         if gc_was:
             gc.enable()

@@ -17,7 +17,9 @@ def first_byte(src):
         try:
             return f.read(1 << 12).lstrip()[:1]
         except GZIP_ERRORS as e:
-            raise Malformed(src.path, f"corrupt gzip data: {one_line(e)}", offset=0) from None
+            raise src.gzip_error(e) from None
+        except Malformed as e:
+            raise (src.gzip_fault(e.offset) or e) from None
 
 
 def keys_before(src, stop, backend, on_key=None):
@@ -48,9 +50,11 @@ def keys_before(src, stop, backend, on_key=None):
                     key, depth = value, 0
                     builder = ijson.ObjectBuilder()
         except ijson.JSONError as e:
-            raise Malformed(src.path, f"invalid JSON before {stop}: {one_line(e)}") from None
+            raise src.fault(f"invalid JSON before {stop}: {one_line(e)}") from None
         except GZIP_ERRORS as e:
-            raise Malformed(src.path, f"corrupt gzip data: {one_line(e)}") from None
+            raise src.gzip_error(e) from None
+        except Malformed as e:
+            raise (src.gzip_fault(e.offset) or e) from None
     raise NotATrace(src.path, f"no '{stop}' array (top-level keys: " + (", ".join(list(meta)[:8]) or "none") + ")")
 
 
