@@ -133,6 +133,22 @@ def test_a_broken_file_gives_the_same_error_as_a_whole_read(tmp_path, cut_small_
     assert str(cut.value) == str(whole.value) and "truncated" in str(cut.value)
 
 
+@pytest.mark.parametrize("where", [1, 3], ids=["in-process part", "child part"])
+def test_a_number_too_long_for_python_in_a_part_is_the_whole_read_error(tmp_path, cut_small_files, where):
+    # ijson's C parser crashes the process on such a number: the part reader is guarded too
+    ev = _events(300)
+    text = json.dumps({"traceEvents": ev})
+    cut = len(text) * where // 4
+    at = text.index('"External id": ', cut) + len('"External id": ')
+    p = tmp_path / "t.json"
+    p.write_text(text[:at] + "9" * 5000 + text[at:].lstrip("0123456789"))
+    with pytest.raises(Malformed) as whole:
+        write_events([p], tmp_path / "a.parquet", parts=1)
+    with pytest.raises(Malformed) as cut_err:
+        write_events([p], tmp_path / "b.parquet", parts=2)
+    assert str(cut_err.value) == str(whole.value) and "digits" in str(whole.value)
+
+
 def test_small_files_are_read_whole(tmp_path):
     p = tmp_path / "t.json"
     p.write_text(json.dumps({"traceEvents": _events(50)}))

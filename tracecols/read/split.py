@@ -26,7 +26,7 @@ import pyarrow.compute as pc
 
 from .kineto import find_tail, read_events
 from .schema import RAW_SCHEMA
-from .source import Source, is_url
+from .source import Source, _DigitGuard, is_url
 
 MIN_BYTES = 64 << 20  # below this, starting processes costs more than it saves
 _CUT = re.compile(rb'\}\s*,\s*\{\s*"')
@@ -42,7 +42,8 @@ class Part(Source):
         self.start, self.end, self.prefix, self.suffix = start, end, prefix, suffix
 
     def stream(self, hashed=False):
-        return _PartReader(self)
+        # the digit guard too: ijson's C parser crashes on a number Python cannot convert
+        return _DigitGuard(_PartReader(self), self.path)
 
 
 class _PartReader:
