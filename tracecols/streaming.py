@@ -66,7 +66,8 @@ def ingest_to_dir(paths, out_dir, keep_secrets=False, timings=None, views=True):
 
 def write_events(paths, path, keep_secrets=False, clock=None, first_trace_id=0, parts=None):
     """Parse `paths` into one `events` Parquet file at `path` (trace ids from `first_trace_id`).
-    Returns one dict per trace: what read_trace returns, plus trace_id, rank, rank_source.
+    Returns one dict per trace: what read_trace returns, plus trace_id, rank, rank_source and
+    parts (how many pieces the file was read in).
 
     A large uncompressed local file is cut between events into `parts` pieces (default: one
     per core; 1 reads every file whole), each parsed by its own process (read/split.py); if
@@ -121,6 +122,7 @@ def _read_whole(p, trace_id, writer):
     info = read_trace(p, writer.put, on_head=on_head)
     writer.flush()  # the next trace's events get their own context
     info["head_rank"] = writer.context[1]
+    info["parts"] = 1
     return info
 
 
@@ -159,7 +161,7 @@ def _read_parts(p, trace_id, writer, scratch, parts):
     meta = dict(head)
     meta.update(tail)
     return {"path": src.path, "form": form, "metadata": meta, "n_events": n, "sha256": sha,
-            "size": size, "gzip": False, "head_rank": rank}
+            "size": size, "gzip": False, "head_rank": rank, "parts": len(pieces)}
 
 
 def _set_ranks(path, ranks):

@@ -47,27 +47,25 @@ class Part(Source):
 
 
 class _PartReader:
+    """prefix + file bytes [start, end) + suffix, never more than `n` bytes per read."""
+
     def __init__(self, part):
         self.f = open(part.path, "rb")
         self.f.seek(part.start)
         self.left = part.end - part.start
-        self.pieces = [part.prefix]
+        self.head = part.prefix
         self.suffix = part.suffix
 
     def read(self, n=-1):
-        out = b""
-        if self.pieces and self.pieces[0]:
-            out = self.pieces.pop(0)
-        elif self.pieces:
-            self.pieces.pop(0)
-        if self.left > 0:
-            b = self.f.read(self.left if n is None or n < 0 else min(n, self.left))
-            self.left -= len(b)
+        n = (1 << 62) if n is None or n < 0 else n
+        out = self.head[:n]
+        self.head = self.head[n:]
+        if len(out) < n and self.left > 0:
+            b = self.f.read(min(n - len(out), self.left))
+            self.left = self.left - len(b) if b else 0
             out += b
-            if not b:
-                self.left = 0
-        elif self.suffix is not None:
-            out, self.suffix = out + self.suffix, None
+        if len(out) < n and self.left <= 0 and self.suffix:
+            out, self.suffix = out + self.suffix[: n - len(out)], self.suffix[n - len(out):]
         return out
 
     def close(self):
