@@ -7,14 +7,7 @@ import pyarrow as pa
 
 from .engine.connection import Engine
 from .errors import SourceIOError
-from .model.checks import event_warnings, kernel_warnings
-from .model.events import events_table
-from .model.fx import fx_marks
-from .model.kernels import build_kernels
 from .model.secrets import METADATA_COLUMNS, redact, redact_table
-from .model.tree import build_slices
-from .model.traces import detect_rank, devices_table, traces_table
-from .read.kineto import read_trace
 from .store import parquet
 from .version import SCHEMA_VERSION, __version__
 
@@ -28,6 +21,14 @@ def ingest(paths, timings=None, keep_secrets=False):
 
     `timings`, when a dict, receives the seconds spent per stage (read, tree, links, …).
     """
+    # here, not at the top: opening a saved directory (`tracecols sql OUT`) needs none of it
+    from .model.checks import event_warnings, kernel_warnings
+    from .model.events import events_table
+    from .model.fx import fx_marks
+    from .model.kernels import build_kernels
+    from .model.traces import detect_rank, devices_table, traces_table
+    from .model.tree import build_slices
+    from .read.kineto import read_trace
     parts = {name: [] for name in BASE_TABLES}
     inputs = []
     clock = _Clock(timings)
