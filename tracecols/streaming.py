@@ -34,7 +34,7 @@ from .model.tree import build_slices
 from .errors import TraceError
 from .read import split
 from .read.kineto import read_events, read_head, read_trace
-from .read.source import Source
+from .read.source import Source, hash_file
 from .store import parquet
 from .trace import _Clock
 from .version import SCHEMA_VERSION, __version__
@@ -141,7 +141,7 @@ def _read_parts(p, trace_id, writer, scratch, parts):
     files = [os.path.join(scratch, f"part{k}.arrow") for k in range(len(pieces))]
     procs = [split.start_part(part, f) for part, f in zip(pieces[1:], files[1:])]
     with ThreadPoolExecutor(1) as hashing:
-        digest = hashing.submit(split.sha256_of, src.path)
+        digest = hashing.submit(hash_file, src.path)
         try:
             n, _ = read_events(pieces[0], form, writer.put)  # part 0 here, straight to the writer
             for proc, f in zip(procs, files[1:]):

@@ -3,35 +3,20 @@
 Top-level functions with plain arguments and results, so that any executor can ship them:
 a local process pool, a Dask distributed cluster, or the calling thread.
 """
-import hashlib
 import os
 import shutil
 import tempfile
 import time
 import uuid
 
-from ..read.source import file_size, is_url
+from ..read.source import file_size
+from ..read.source import hash_file as source_hash
 from ..store import lake as store
 
 
 def hash_file(path):
-    """(size, sha256) of the raw bytes of a file or URL."""
-    h = hashlib.sha256()
-    if is_url(path):
-        import fsspec
-
-        f = fsspec.open(path, "rb").open()
-    else:
-        f = open(path, "rb")
-    n = 0
-    with f:
-        while True:
-            b = f.read(1 << 20)
-            if not b:
-                break
-            h.update(b)
-            n += len(b)
-    return path, n, h.hexdigest()
+    """(path, size, sha256) of the raw bytes of a file or URL."""
+    return (path, *source_hash(path))
 
 
 def size_of(path):

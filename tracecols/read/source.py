@@ -45,19 +45,26 @@ def file_size(path):
     return os.path.getsize(path)
 
 
-class _HashingReader:
-    """Pass-through reader that hashes and counts the raw bytes as they stream by."""
+def hash_file(path, block=8 << 20):
+    """(size, sha256) of the raw bytes of a file or URL, read in large blocks (hashlib
+    releases the GIL on them, so this can run on a thread beside the parser)."""
+    h = hashlib.sha256()
+    n = 0
+    with _open_raw(path) as f:
+        while True:
+            b = f.read(block)
+            if not b:
+                break
+            h.update(b)
+            n += len(b)
+    return n, h.hexdigest()
 
-    def __init__(self, raw):
-        self.raw = raw
-        self.sha = hashlib.sha256()
-        self.nbytes = 0
 
-    def read(self, n=-1):
-        b = self.raw.read(n)
-        self.sha.update(b)
-        self.nbytes += len(b)
-        return b
+class Reader:
+    """Base of the pass-through readers: a file object over `self.inner` whose subclasses
+    define read(n); readinto, close and the context manager come from here."""
+
+    inner = None
 
     def readinto(self, buf):
         b = self.read(len(buf))
@@ -68,13 +75,28 @@ class _HashingReader:
         return True
 
     def close(self):
-        self.raw.close()
+        self.inner.close()
 
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
         self.close()
+
+
+class _HashingReader(Reader):
+    """Pass-through reader that hashes and counts the raw bytes as they stream by."""
+
+    def __init__(self, raw):
+        self.raw = self.inner = raw
+        self.sha = hashlib.sha256()
+        self.nbytes = 0
+
+    def read(self, n=-1):
+        b = self.raw.read(n)
+        self.sha.update(b)
+        self.nbytes += len(b)
+        return b
 
 
 class Source:
@@ -242,7 +264,7 @@ def _check_gzip(path):
 _DIGITS = b"0123456789"
 
 
-class _DigitGuard:
+class _DigitGuard(Reader):
     """Pass-through reader of the decompressed content that raises Malformed at a run of more
     digits than Python converts to an int (sys.get_int_max_str_digits(), 4300 by default).
 
@@ -256,7 +278,7 @@ class _DigitGuard:
     """
 
     def __init__(self, f, path):
-        self.f = f
+        self.f = self.inner = f
         self.path = path
         self.limit = getattr(sys, "get_int_max_str_digits", lambda: 0)()
         self.stride = max(1, (self.limit + 1) // 2)
@@ -290,20 +312,3 @@ class _DigitGuard:
             self._check(b)
         self.pos += len(b)
         return b
-
-    def readinto(self, buf):
-        b = self.read(len(buf))
-        buf[: len(b)] = b
-        return len(b)
-
-    def readable(self):
-        return True
-
-    def close(self):
-        self.f.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()

@@ -15,7 +15,6 @@ is outside every string and exactly one level inside the events array, i.e. betw
 events. A part that fails says nothing about the file, so the caller then reads the whole
 file the ordinary way (which reports any real error with its true offset).
 """
-import hashlib
 import os
 import re
 import subprocess
@@ -26,7 +25,7 @@ import pyarrow.compute as pc
 
 from .kineto import find_tail, read_events
 from .schema import RAW_SCHEMA
-from .source import Source, _DigitGuard, is_url
+from .source import Reader, Source, _DigitGuard, is_url
 
 MIN_BYTES = 64 << 20  # below this, starting processes costs more than it saves
 _CUT = re.compile(rb'\}\s*,\s*\{\s*"')
@@ -46,11 +45,11 @@ class Part(Source):
         return _DigitGuard(_PartReader(self), self.path)
 
 
-class _PartReader:
+class _PartReader(Reader):
     """prefix + file bytes [start, end) + suffix, never more than `n` bytes per read."""
 
     def __init__(self, part):
-        self.f = open(part.path, "rb")
+        self.f = self.inner = open(part.path, "rb")
         self.f.seek(part.start)
         self.left = part.end - part.start
         self.head = part.prefix
@@ -67,15 +66,6 @@ class _PartReader:
         if len(out) < n and self.left <= 0 and self.suffix:
             out, self.suffix = out + self.suffix[: n - len(out)], self.suffix[n - len(out):]
         return out
-
-    def close(self):
-        self.f.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
 
 
 def plan(src, form, parts):
@@ -126,20 +116,6 @@ def _array_end(path, size, form):
             if start == 0:
                 break
     return None
-
-
-def sha256_of(path):
-    """(size, sha256) of a local file, read in large blocks (hashlib releases the GIL)."""
-    h = hashlib.sha256()
-    n = 0
-    with open(path, "rb", buffering=0) as f:
-        while True:
-            b = f.read(8 << 20)
-            if not b:
-                break
-            h.update(b)
-            n += len(b)
-    return n, h.hexdigest()
 
 
 def cpu_count():
