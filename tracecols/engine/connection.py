@@ -18,6 +18,7 @@ class Engine:
         if temp_dir:
             config["temp_directory"] = str(temp_dir)
         self.con = duckdb.connect(config=config)
+        self.con.execute("SET enable_progress_bar = false")  # drawn on stdout, where results go
         self.base = {}
         for name, t in tables.items():
             if isinstance(t, pa.Table):

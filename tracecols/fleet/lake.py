@@ -25,6 +25,7 @@ class _LakeEngine(Engine):
     def __init__(self, scans, origin, fs=None, keep_secrets=False):  # noqa: D107 - same contract as Engine
         self.origin = origin
         self.con = duckdb.connect(config={"enable_external_access": True})
+        self.con.execute("SET enable_progress_bar = false")  # drawn on stdout, where results go
         if fs is not None:
             self.con.register_filesystem(fs)
         self.base = {}
