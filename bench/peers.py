@@ -56,8 +56,10 @@ con = duckdb.connect()
 biggest = max(os.path.getsize(p) for p in paths)
 for i, p in enumerate(paths):
     # the whole trace is one JSON object: the reader must be allowed an object that large
+    # (the setting is a UINT32: 4 GiB is the most it takes)
+    limit = min(max(biggest * 2, 1 << 24), (1 << 32) - 1)
     con.execute(f"COPY (SELECT unnest(traceEvents, recursive := true) FROM read_json(?, "
-                f"format='auto', maximum_object_size={max(biggest * 40, 1 << 24)})) "
+                f"format='auto', maximum_object_size={limit})) "
                 f"TO '{out}/events_{i}.parquet' (FORMAT parquet, COMPRESSION zstd)", [p])
 print(json.dumps({"s": time.perf_counter() - t, "rss": (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
                          + resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) * 1024}))
@@ -73,7 +75,8 @@ def _trace_files(src):
 def _run(python, code, *args):
     r = subprocess.run([python, "-c", code, *args], capture_output=True, text=True)
     if r.returncode != 0:
-        return {"error": (r.stderr.strip().splitlines() or ["failed"])[-1]}
+        lines = [x for x in r.stderr.strip().splitlines() if "Error" in x or "error" in x]
+        return {"error": (lines or r.stderr.strip().splitlines() or ["failed"])[-1].strip()}
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
