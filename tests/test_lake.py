@@ -265,3 +265,12 @@ def test_lake_refuses_foreign_directory(tmp_path):
     r = subprocess.run([EXE, "ingest", str(DATA_TRACE), "-o", str(d)], capture_output=True, text=True)
     assert r.returncode == 2 and "not a tracecols lake" in r.stderr
     assert [p.name for p in d.iterdir()] == ["thesis.tex"]
+
+
+def test_an_empty_lake_is_one_clear_line(tmp_path):
+    # a manifest with no committed trace (ingest never writes one, but a lake may be copied mid-way)
+    (tmp_path / "_tracecols.json").write_text(json.dumps({"layout": "lake", "tables": ["events"], "traces": []}))
+    r = subprocess.run([EXE, "sql", str(tmp_path), "select count(*) from events"], capture_output=True, text=True)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "empty lake" in r.stderr
+    with pytest.raises(tracecols.TraceError, match="empty lake"):
+        tracecols.Lake(tmp_path)

@@ -56,6 +56,8 @@ class Lake:
         m = store.read_manifest(self.lfs)
         if m is None:
             raise SourceIOError(path, "has no _tracecols.json (not a tracecols lake)")
+        if not m.get("traces"):
+            raise SourceIOError(path, "is an empty lake: no trace has been committed to it yet")
         self.manifest = m
         self.inputs = m.get("inputs", [])
         self._engine = _LakeEngine(self._scans(), self.origin, self.lfs.fs if self.lfs.remote else None,
