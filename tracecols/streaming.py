@@ -27,7 +27,7 @@ from .engine.connection import Engine
 from .model.checks import event_warnings, kernel_warnings
 from .model.events import events_table
 from .model.fx import fx_marks
-from .model.kernels import build_kernels
+from .model.kernels import KERNEL_CATS, build_kernels
 from .model.secrets import redact
 from .model.traces import detect_rank, devices_table, traces_table
 from .model.tree import build_slices
@@ -174,27 +174,42 @@ def _set_ranks(path, ranks):
 
 def derived_tables(events_path, infos, clock=None):
     """{name: Arrow table} of traces, devices, slices, kernels and fx_marks, from the events
-    file written by write_events (only its TREE_COLUMNS are read)."""
+    file written by write_events (only its TREE_COLUMNS are read).
+
+    Memory is the limit here, so each step keeps only what the next ones read: the checks
+    see every event first, the tree then takes its rows, and the links keep only device
+    events and ac2g flows.
+    """
     clock = clock or _Clock(None)
     ev = pq.read_table(events_path, columns=TREE_COLUMNS)
+    mine = {i["trace_id"]: _of_trace(ev, i["trace_id"], len(infos)) for i in infos}
+    checks = {t: event_warnings(e) for t, e in mine.items()}
+    spans = {t: e.select(["ph", "ts_ns", "end_ns"]) for t, e in mine.items()}
+    del mine
     clock.lap("read")
     slices = build_slices(ev)
     clock.lap("tree")
-    kernels = build_kernels(ev, slices)
+    ph, cat = ev.column("ph"), ev.column("cat")
+    linked = ev.filter(pc.or_kleene(
+        pc.and_kleene(pc.equal(ph, "X"), pc.is_in(cat, pa.array(KERNEL_CATS))),
+        pc.and_kleene(pc.is_in(ph, pa.array(["s", "f"])), pc.equal(cat, "ac2g"))))
+    del ev, ph, cat
+    kernels = build_kernels(linked, slices)
+    del linked
     clock.lap("links")
     traces, devices = [], []
     for info in infos:
-        mine, theirs = ev, kernels
-        if len(infos) > 1:
-            mine = ev.filter(pc.equal(ev.column("trace_id"), info["trace_id"]))
-            theirs = kernels.filter(pc.equal(kernels.column("trace_id"), info["trace_id"]))
-        traces.append(traces_table(info["trace_id"], info, mine, info["rank"], info["rank_source"],
-                                   event_warnings(mine) + kernel_warnings(theirs)))
-        devices.append(devices_table(info["trace_id"], info["metadata"]))
-    del ev
+        t = info["trace_id"]
+        warnings = checks[t] + kernel_warnings(_of_trace(kernels, t, len(infos)))
+        traces.append(traces_table(t, info, spans[t], info["rank"], info["rank_source"], warnings))
+        devices.append(devices_table(t, info["metadata"]))
     clock.lap("read")
     return {"traces": pa.concat_tables(traces), "devices": pa.concat_tables(devices),
             "slices": slices, "kernels": kernels, "fx_marks": fx_marks(slices, kernels)}
+
+
+def _of_trace(table, trace_id, n_traces):
+    return table if n_traces == 1 else table.filter(pc.equal(table.column("trace_id"), trace_id))
 
 
 def _write_views(tmp, clock):

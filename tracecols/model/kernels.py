@@ -170,10 +170,11 @@ def launcher_map(sl):
     par = (sl.select(["trace_id", "parent_uid"]).with_row_index("_c")
            .join(key.rename({"uid": "parent_uid", "_i": "_p"}), on=["trace_id", "parent_uid"], how="left")
            .sort("_c")["_p"].fill_null(-1).to_numpy().astype(np.int64))
-    cat = sl["cat"].fill_null("").to_numpy()
-    name = sl["name"].fill_null("").to_numpy()
-    is_op = cat == "cpu_op"
-    skip = (cat == "python_function") | (is_op & (name == "execute"))
+    # boolean masks from polars: to_numpy() of a string column makes one Python str per row
+    cat = sl["cat"]
+    is_op = (cat == "cpu_op").fill_null(False).to_numpy()
+    skip = ((cat == "python_function").fill_null(False).to_numpy()
+            | (is_op & (sl["name"] == "execute").fill_null(False).to_numpy()))
     from .tree import nearest
     stop = nearest(par, ~skip, include_self=True)  # first non-skipped at or above each slice
     start = np.where(par >= 0, stop[np.maximum(par, 0)], -1)  # from the parent upwards
@@ -182,7 +183,7 @@ def launcher_map(sl):
     hit = ok & is_op[st]
     uid = sl["uid"].to_numpy()
     launcher = np.where(hit, uid[st], uid)
-    is_launch = np.isin(cat, list(LAUNCH_CATS))
+    is_launch = cat.is_in(list(LAUNCH_CATS)).fill_null(False).to_numpy()
     return pl.DataFrame({"trace_id": sl["trace_id"].filter(pl.Series(is_launch)),
                          "uid": uid[is_launch], "launcher_uid": launcher[is_launch]})
 

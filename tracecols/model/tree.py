@@ -202,9 +202,9 @@ def _derive(x, parent, depth, ts):
     n = x.height
     pos = np.arange(n, dtype=np.int64)
     uid = x.get_column("uid").to_numpy()
-    cat = x.get_column("cat").fill_null("").to_numpy()
-    is_op = cat == "cpu_op"
-    is_py = cat == "python_function"
+    cat = x.get_column("cat")  # masks from polars: to_numpy() of strings makes a str per row
+    is_op = (cat == "cpu_op").fill_null(False).to_numpy()
+    is_py = (cat == "python_function").fill_null(False).to_numpy()
     has = parent >= 0
     p = np.where(has, parent, 0)
     root = nearest(parent, depth == 0)
