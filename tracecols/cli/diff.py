@@ -4,7 +4,6 @@ import sys
 import polars as pl
 
 from ..errors import Unsupported
-from ..model.diff import diff as diff_frames
 from ..store import parquet
 from ..trace import open as open_trace
 from ..version import SCHEMA_VERSION, __version__
@@ -27,6 +26,7 @@ def compute(a, b, kinds=KINDS):
     """{kind: comparison frame} for two trace paths (or tracecols output directories)."""
     _, ta = side_tables(a)
     _, tb = side_tables(b)
+    from ..model.diff import diff as diff_frames  # here: `tracecols sql` need not import it
     return {k: diff_frames(ta, tb, k) for k in kinds}
 
 

@@ -6,15 +6,15 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from ..model.et_link import link as link_tables
-from ..read.execution_trace import read_execution_trace
 from ..store import parquet
-from ..store.et_json import write_et_plus
-from ..trace import ingest
 from ..version import SCHEMA_VERSION, __version__
 
 
 def run_link(et_path, kineto_path):
+    # imported here, so that other commands do not load the linker
+    from ..model.et_link import link as link_tables
+    from ..read.execution_trace import read_execution_trace
+    from ..trace import ingest
     """Read both traces and link them: (et dict, linked nodes, et_kernels, summary)."""
     t0 = time.perf_counter()
     et = read_execution_trace(et_path)
@@ -42,6 +42,7 @@ def link(args):
                 "tables": sorted(tables), "link": s}
     parquet.write_dir(out, tables, manifest)
     plus = Path(args.et_plus) if args.et_plus else out / "et_plus.json"
+    from ..store.et_json import write_et_plus
     write_et_plus(args.et, et["meta"], nodes, kernels, plus)
     w = sys.stdout.write
     w(f"ET           {et['path']}  (schema {s['et_schema']}, {s['et_nodes']:,} nodes)\n")
