@@ -4,8 +4,6 @@ import os
 import sys
 import tempfile
 
-import polars as pl
-
 from ..engine.connection import check_read_only
 from ..errors import SourceIOError
 from ..model.secrets import REDACTED
@@ -76,19 +74,19 @@ def info(args):
 def sql(args):
     check_read_only(args.query, args.source)  # nothing may write to the inputs (or anywhere but -o)
     t = open_trace(args.source, keep_secrets=args.keep_secrets)
-    df = t.sql(args.query)
-    if df is None:
-        return 0
     fmt = args.format
     if fmt == "parquet" and not args.output:
         raise SourceIOError("-o", "--format parquet needs -o FILE")
+    if fmt == "table" and not args.output:  # DuckDB draws it: the quick path needs no polars
+        t._engine.show(args.query, args.max_rows)
+        return 0
+    df = t.sql(args.query)
+    if df is None:
+        return 0
     if args.output:
         _write_atomic(df, args.output, fmt)
         return 0
-    if fmt == "table":
-        with pl.Config(tbl_rows=args.max_rows, tbl_cols=-1, fmt_str_lengths=80, tbl_width_chars=200):
-            print(df)
-    elif fmt == "csv":
+    if fmt == "csv":
         sys.stdout.write(_flat(df).write_csv())
     elif fmt == "json":
         sys.stdout.write(df.write_ndjson())
@@ -97,6 +95,7 @@ def sql(args):
 
 def _flat(df):
     """CSV has no lists or structs: such columns are written as their JSON text."""
+    import polars as pl
     nested = [c for c, t in df.schema.items() if t.is_nested()]
     if not nested:
         return df
@@ -105,6 +104,7 @@ def _flat(df):
 
 
 def _write_atomic(df, path, fmt):
+    import polars as pl
     d = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(dir=d, prefix=".tracecols-", suffix=".tmp")
     os.close(fd)

@@ -1,8 +1,8 @@
 """`tracecols diff A B [--by kernel|op|callpath] [-o DIR]`: what changed between two traces."""
 import sys
 
-import polars as pl
-
+# polars is imported in the functions that use it: the CLI's parser loads this module for
+# every command, and `tracecols sql` should not pay for it.
 from ..errors import Unsupported
 from ..store import parquet
 from ..trace import open as open_trace
@@ -13,6 +13,7 @@ FILES = {"kernel": "diff_kernels", "op": "diff_ops", "callpath": "diff_callpaths
 
 
 def side_tables(source):
+    import polars as pl
     t = open_trace(source)
     if "slices" not in t.tables or "kernels" not in t.tables:
         raise Unsupported(source, "diff needs a trace (or a tracecols output directory of one)")
@@ -31,16 +32,19 @@ def compute(a, b, kinds=KINDS):
 
 
 def _ms(col):
+    import polars as pl
     return (pl.col(col) / 1e6).round(3)
 
 
 def _short(col, width, left=False):
+    import polars as pl
     c = pl.col(col).fill_null("")
     cut = (pl.lit("…") + c.str.slice(-(width - 1))) if left else (c.str.slice(0, width - 1) + pl.lit("…"))
     return pl.when(c.str.len_chars() > width).then(cut).otherwise(c).alias(col)
 
 
 def terminal(frame, kind, top):
+    import polars as pl
     f = frame.head(top)
     if kind == "kernel":
         cols = [pl.col("status"), pl.col("device"), _short("name", 60),
@@ -72,6 +76,7 @@ def diff(args):
     frame = res[args.by]
     n_a = (frame["status"] == "only in A").sum()
     n_b = (frame["status"] == "only in B").sum()
+    import polars as pl
     out = sys.stdout
     out.write(f"A  {args.a}\nB  {args.b}\n")
     out.write(f"{args.by}s: {frame.height} keys, {n_a} only in A, {n_b} only in B; "

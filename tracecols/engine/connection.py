@@ -47,6 +47,12 @@ class Engine:
         except duckdb.Error as e:
             raise QueryError(self.origin, str(e)) from None
 
+    def show(self, query, max_rows):
+        """Print the result as a terminal table (DuckDB's renderer: no polars import needed)."""
+        rel = self._run(query)
+        if rel is not None:
+            rel.show(max_rows=max_rows, max_width=200, max_col_width=80)
+
     def polars(self, query):
         rel = self._run(query)
         return rel.pl() if rel is not None else None
