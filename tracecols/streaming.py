@@ -10,8 +10,8 @@ back only what it needs:
                                                   later views read the file, not the view)
 
 The directory is the one `Trace.save` writes (same tables, same columns) and appears
-atomically. Peak memory is about the 18 tree columns of the events plus the slices and
-kernels, roughly a third of the in-memory path's.
+atomically. Peak memory is set by the tree and links stage (model/derive.py), not by the
+size of the events table; docs/performance.md has the measurements.
 """
 import os
 import shutil
@@ -20,18 +20,13 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from .engine.connection import Engine
-from .model.checks import event_warnings, kernel_warnings
-from .model.events import events_table
-from .model.fx import fx_marks
-from .model.kernels import KERNEL_CATS, build_kernels
-from .model.secrets import redact
-from .model.traces import detect_rank, devices_table, traces_table
-from .model.tree import build_slices
 from .errors import TraceError
+from .model.derive import TREE_COLUMNS, derived_tables, describe
+from .model.events import events_table
+from .model.traces import detect_rank
 from .read import split
 from .read.kineto import read_events, read_head, read_trace
 from .read.source import Source, hash_file
@@ -39,9 +34,6 @@ from .store import parquet
 from .trace import _Clock
 from .version import SCHEMA_VERSION, __version__
 
-# The events columns the tree, the links, the checks and the traces row read.
-TREE_COLUMNS = ["trace_id", "rank", "uid", "ph", "cat", "name", "pid", "tid", "pid_str", "tid_str",
-                "ts_ns", "dur_ns", "end_ns", "device", "stream", "correlation", "external_id", "flow_id"]
 EVENTS_SCHEMA = events_table([], 0, None).schema
 DUCKDB_MEMORY = "1GB"  # views spill to disk beyond this rather than grow the process
 
@@ -52,7 +44,7 @@ def ingest_to_dir(paths, out_dir, keep_secrets=False, timings=None, views=True):
     clock = _Clock(timings)
     with parquet.staged_dir(out_dir) as tmp:
         infos = write_events(paths, tmp / "events.parquet", keep_secrets, clock)
-        for name, table in derived_tables(tmp / "events.parquet", infos, clock).items():
+        for name, table in derive_from_file(tmp / "events.parquet", infos, clock).items():
             parquet.write_table(tmp / f"{name}.parquet", table)
         clock.lap("parquet")
         names = _write_views(tmp, clock) if views else []
@@ -102,11 +94,7 @@ def _write_events(paths, path, keep_secrets, first_trace_id, parts):
             for trace_id, p in enumerate(paths, start=first_trace_id):
                 info = (parts > 1 and _read_parts(p, trace_id, writer, scratch, parts)) \
                     or _read_whole(p, trace_id, writer)
-                if not keep_secrets:
-                    info["metadata"] = redact(info["metadata"])
-                info["trace_id"] = trace_id
-                info["rank"], info["rank_source"] = detect_rank(p, info["metadata"])
-                infos.append(info)
+                infos.append(describe(info, trace_id, p, keep_secrets))
     except BaseException:
         writer.abort()
         raise
@@ -172,44 +160,10 @@ def _set_ranks(path, ranks):
     parquet.write_table(path, t)
 
 
-def derived_tables(events_path, infos, clock=None):
-    """{name: Arrow table} of traces, devices, slices, kernels and fx_marks, from the events
-    file written by write_events (only its TREE_COLUMNS are read).
-
-    Memory is the limit here, so each step keeps only what the next ones read: the checks
-    see every event first, the tree then takes its rows, and the links keep only device
-    events and ac2g flows.
-    """
-    clock = clock or _Clock(None)
-    ev = pq.read_table(events_path, columns=TREE_COLUMNS)
-    mine = {i["trace_id"]: _of_trace(ev, i["trace_id"], len(infos)) for i in infos}
-    checks = {t: event_warnings(e) for t, e in mine.items()}
-    spans = {t: e.select(["ph", "ts_ns", "end_ns"]) for t, e in mine.items()}
-    del mine
-    clock.lap("read")
-    slices = build_slices(ev)
-    clock.lap("tree")
-    ph, cat = ev.column("ph"), ev.column("cat")
-    linked = ev.filter(pc.or_kleene(
-        pc.and_kleene(pc.equal(ph, "X"), pc.is_in(cat, pa.array(KERNEL_CATS))),
-        pc.and_kleene(pc.is_in(ph, pa.array(["s", "f"])), pc.equal(cat, "ac2g"))))
-    del ev, ph, cat
-    kernels = build_kernels(linked, slices)
-    del linked
-    clock.lap("links")
-    traces, devices = [], []
-    for info in infos:
-        t = info["trace_id"]
-        warnings = checks[t] + kernel_warnings(_of_trace(kernels, t, len(infos)))
-        traces.append(traces_table(t, info, spans[t], info["rank"], info["rank_source"], warnings))
-        devices.append(devices_table(t, info["metadata"]))
-    clock.lap("read")
-    return {"traces": pa.concat_tables(traces), "devices": pa.concat_tables(devices),
-            "slices": slices, "kernels": kernels, "fx_marks": fx_marks(slices, kernels)}
-
-
-def _of_trace(table, trace_id, n_traces):
-    return table if n_traces == 1 else table.filter(pc.equal(table.column("trace_id"), trace_id))
+def derive_from_file(events_path, infos, clock=None):
+    """model.derive.derived_tables over the events file written by write_events, of which
+    only TREE_COLUMNS are read."""
+    return derived_tables(pq.read_table(events_path, columns=TREE_COLUMNS), infos, clock)
 
 
 def _write_views(tmp, clock):

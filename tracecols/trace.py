@@ -7,7 +7,7 @@ import pyarrow as pa
 
 from .engine.connection import Engine
 from .errors import SourceIOError
-from .model.secrets import METADATA_COLUMNS, redact, redact_table
+from .model.secrets import METADATA_COLUMNS, redact_table
 from .store import parquet
 from .version import SCHEMA_VERSION, __version__
 
@@ -22,37 +22,20 @@ def ingest(paths, timings=None, keep_secrets=False):
     `timings`, when a dict, receives the seconds spent per stage (read, tree, links, …).
     """
     # here, not at the top: opening a saved directory (`tracecols sql OUT`) needs none of it
-    from .model.checks import event_warnings, kernel_warnings
+    from .model.derive import derived_tables, describe
     from .model.events import events_table
-    from .model.fx import fx_marks
-    from .model.kernels import build_kernels
-    from .model.traces import detect_rank, devices_table, traces_table
-    from .model.tree import build_slices
     from .read.kineto import read_trace
     parts = {name: [] for name in BASE_TABLES}
     inputs = []
     clock = _Clock(timings)
     for trace_id, path in enumerate(paths):
         batches = []
-        info = read_trace(path, batches.append)
-        if not keep_secrets:
-            info["metadata"] = redact(info["metadata"])
-        rank, source = detect_rank(path, info["metadata"])
-        events = events_table(batches, trace_id, rank)
+        info = describe(read_trace(path, batches.append), trace_id, path, keep_secrets)
+        events = events_table(batches, trace_id, info["rank"])
         del batches
         parts["events"].append(events)
-        parts["devices"].append(devices_table(trace_id, info["metadata"]))
-        clock.lap("read")
-        slices = build_slices(events)
-        parts["slices"].append(slices)
-        clock.lap("tree")
-        kernels = build_kernels(events, slices)
-        parts["kernels"].append(kernels)
-        parts["traces"].append(traces_table(trace_id, info, events, rank, source,
-                                            event_warnings(events) + kernel_warnings(kernels)))
-        clock.lap("links")
-        parts["fx_marks"].append(fx_marks(slices, kernels))
-        clock.lap("fx markers")
+        for name, table in derived_tables(events, [info], clock).items():
+            parts[name].append(table)
         inputs.append({"path": info["path"], "size": info["size"], "sha256": info["sha256"]})
     tables = {name: pa.concat_tables(ts) if len(ts) > 1 else ts[0] for name, ts in parts.items()}
     return tables, inputs

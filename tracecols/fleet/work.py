@@ -34,14 +34,14 @@ def ingest_one(path, trace_id, root, keep_secrets=False, parts=1):
     while the trace is parsed, so memory does not grow with the trace. With `parts` > 1 a
     large uncompressed trace is parsed by that many processes (streaming.write_events).
     """
-    from ..streaming import derived_tables, write_events  # the single-trace pipeline
+    from ..streaming import derive_from_file, write_events  # the single-trace pipeline
 
     t0 = time.perf_counter()
     lfs = store.LakeFS(root)
     with tempfile.TemporaryDirectory(prefix="tracecols-") as scratch:
         ev_tmp = os.path.join(scratch, "events.parquet")
         info = write_events([path], ev_tmp, keep_secrets, first_trace_id=trace_id, parts=parts)[0]
-        tables = derived_tables(ev_tmp, [info])
+        tables = derive_from_file(ev_tmp, [info])
         rank, sha = info["rank"], info["sha256"]
         part, fname = store.partition(rank), store.file_name(trace_id, sha)
         files = {}
