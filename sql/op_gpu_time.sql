@@ -34,45 +34,37 @@ lk AS (  -- every linked device event that has a cpu_op above its launch
     SELECT k.trace_id, k.uid AS kuid, k.ts_ns, k.end_ns, k.dur_ns, k.op_uid, k.op_path
     FROM kernels k WHERE k.op_uid IS NOT NULL
 ),
-direct_iv AS (
-    SELECT trace_id, op_uid AS ouid, ts_ns, end_ns, dur_ns FROM lk WHERE op_uid IS NOT NULL
+iv AS (  -- each kernel under its direct op, and under every op on its op_path
+    SELECT 'direct' AS kind, trace_id, op_uid AS ouid, ts_ns, end_ns, dur_ns FROM lk
+    UNION ALL
+    SELECT 'subtree', trace_id, unnest(op_path), ts_ns, end_ns, dur_ns FROM lk
 ),
-sub_iv AS (
-    SELECT trace_id, unnest(op_path) AS ouid, ts_ns, end_ns, dur_ns FROM lk
-),
-direct_g AS (
-    SELECT *, max(end_ns) OVER (PARTITION BY trace_id, ouid ORDER BY ts_ns, end_ns
+g AS (
+    SELECT *, max(end_ns) OVER (PARTITION BY kind, trace_id, ouid ORDER BY ts_ns, end_ns
                                 ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_end
-    FROM direct_iv
+    FROM iv
 ),
-direct_isl AS (
+isl AS (  -- islands: runs of overlapping kernels, whose union is [min ts, max end)
     SELECT *, sum(CASE WHEN prev_end IS NULL OR ts_ns > prev_end THEN 1 ELSE 0 END)
-                  OVER (PARTITION BY trace_id, ouid ORDER BY ts_ns, end_ns ROWS UNBOUNDED PRECEDING) AS isl
-    FROM direct_g
+                  OVER (PARTITION BY kind, trace_id, ouid ORDER BY ts_ns, end_ns ROWS UNBOUNDED PRECEDING) AS isl
+    FROM g
+),
+per AS (
+    SELECT kind, trace_id, ouid, sum(n)::BIGINT AS kernels, sum(s)::BIGINT AS kernel_sum_ns,
+           sum(e - b)::BIGINT AS busy_ns
+    FROM (SELECT kind, trace_id, ouid, isl, count(*) AS n, sum(dur_ns) AS s, min(ts_ns) AS b, max(end_ns) AS e
+          FROM isl GROUP BY ALL)
+    GROUP BY ALL
 ),
 direct AS (
-    SELECT trace_id, ouid, sum(n)::BIGINT AS direct_kernels, sum(s)::BIGINT AS direct_kernel_sum_ns,
-           sum(e - b)::BIGINT AS direct_busy_ns
-    FROM (SELECT trace_id, ouid, isl, count(*) AS n, sum(dur_ns) AS s, min(ts_ns) AS b, max(end_ns) AS e
-          FROM direct_isl GROUP BY ALL)
-    GROUP BY ALL
-),
-sub_g AS (
-    SELECT *, max(end_ns) OVER (PARTITION BY trace_id, ouid ORDER BY ts_ns, end_ns
-                                ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_end
-    FROM sub_iv
-),
-sub_isl AS (
-    SELECT *, sum(CASE WHEN prev_end IS NULL OR ts_ns > prev_end THEN 1 ELSE 0 END)
-                  OVER (PARTITION BY trace_id, ouid ORDER BY ts_ns, end_ns ROWS UNBOUNDED PRECEDING) AS isl
-    FROM sub_g
+    SELECT trace_id, ouid, kernels AS direct_kernels, kernel_sum_ns AS direct_kernel_sum_ns,
+           busy_ns AS direct_busy_ns
+    FROM per WHERE kind = 'direct'
 ),
 sub AS (
-    SELECT trace_id, ouid, sum(n)::BIGINT AS subtree_kernels, sum(s)::BIGINT AS subtree_kernel_sum_ns,
-           sum(e - b)::BIGINT AS subtree_busy_ns
-    FROM (SELECT trace_id, ouid, isl, count(*) AS n, sum(dur_ns) AS s, min(ts_ns) AS b, max(end_ns) AS e
-          FROM sub_isl GROUP BY ALL)
-    GROUP BY ALL
+    SELECT trace_id, ouid, kernels AS subtree_kernels, kernel_sum_ns AS subtree_kernel_sum_ns,
+           busy_ns AS subtree_busy_ns
+    FROM per WHERE kind = 'subtree'
 )
 SELECT o.trace_id, o.rank, o.uid, o.name, o.pid, o.tid, o.ts_ns, o.dur_ns, o.self_ns, o.depth, o.parent_uid,
        coalesce(d.direct_kernels, 0) AS direct_kernels,

@@ -107,24 +107,20 @@ idle_iv AS (
     JOIN (SELECT trace_id, device, arg_max(end_ns, ts_ns) AS last_op_end FROM ops GROUP BY ALL) o
       ON o.trace_id = q.trace_id AND o.device = q.device
 ),
-idle_u AS (  -- union of the idle intervals as disjoint pieces
-    SELECT trace_id, device, min(b) AS b, max(e) AS e FROM (
+pieces AS (  -- the union of the idle intervals, and that of the falling phases, as disjoint pieces
+    SELECT kind, trace_id, device, min(b) AS b, max(e) AS e FROM (
         SELECT *, sum(CASE WHEN pe IS NULL OR b > pe THEN 1 ELSE 0 END)
-                      OVER (PARTITION BY trace_id, device ORDER BY b, e ROWS UNBOUNDED PRECEDING) AS isl
-        FROM (SELECT *, max(e) OVER (PARTITION BY trace_id, device ORDER BY b, e
+                      OVER (PARTITION BY kind, trace_id, device ORDER BY b, e ROWS UNBOUNDED PRECEDING) AS isl
+        FROM (SELECT *, max(e) OVER (PARTITION BY kind, trace_id, device ORDER BY b, e
                                      ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS pe
-              FROM idle_iv WHERE e > b))
-    GROUP BY trace_id, device, isl
+              FROM (SELECT 'idle' AS kind, trace_id, device, b, e FROM idle_iv
+                    UNION ALL
+                    SELECT 'falling', trace_id, device, b, e FROM falling)
+              WHERE e > b))
+    GROUP BY kind, trace_id, device, isl
 ),
-falling_u AS (  -- union of the falling phases as disjoint pieces
-    SELECT trace_id, device, min(b) AS b, max(e) AS e FROM (
-        SELECT *, sum(CASE WHEN pe IS NULL OR b > pe THEN 1 ELSE 0 END)
-                      OVER (PARTITION BY trace_id, device ORDER BY b, e ROWS UNBOUNDED PRECEDING) AS isl
-        FROM (SELECT *, max(e) OVER (PARTITION BY trace_id, device ORDER BY b, e
-                                     ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS pe
-              FROM falling WHERE e > b))
-    GROUP BY trace_id, device, isl
-),
+idle_u AS (SELECT trace_id, device, b, e FROM pieces WHERE kind = 'idle'),
+falling_u AS (SELECT trace_id, device, b, e FROM pieces WHERE kind = 'falling'),
 cand AS (  -- the last falling piece starting before the op's end is the only one that can overlap it
     SELECT o.* FROM ops o ASOF JOIN falling_u f
       ON f.trace_id = o.trace_id AND f.device = o.device AND o.end_ns > f.b
