@@ -5,6 +5,7 @@ usage: bench/e2e.py TRACE
 
 Two fresh subprocesses, one after the other (each reports its own peak RSS):
   floor  for e in ijson.items(f, "traceEvents.item"): pass    (C backend, defaults)
+  decode the same loop over tracecols' own event decoder (shown, not in the RESULT)
   e2e    the streaming ingest of `tracecols ingest`/`analyze`: read → events.parquet (encoded
          on a second thread while parsing) → host tree → launch links → FX markers → every
          sql/ view streamed to its own Parquet file (tracecols.streaming.ingest_to_dir)
@@ -48,14 +49,16 @@ def main():
     path = sys.argv[1]
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path.insert(0, here)
-    from ingest import _FLOOR  # the same floor as bench/ingest.py
+    from ingest import _DECODE, _FLOOR  # the same floor as bench/ingest.py
     import tempfile
     floor = _run(_FLOOR, path)
+    decode = _run(_DECODE, path)
     with tempfile.TemporaryDirectory() as tmp:
         e2e = _run(_E2E, path, os.path.join(tmp, "out"))
     mb = os.path.getsize(path) / 1e6
     print(f"trace    {path}  {mb:.1f} MB on disk, {e2e['events']:,} events, {os.cpu_count()} cores")
     print(f"floor    {floor['s']:8.2f} s   (bare ijson iteration, {floor['backend']})")
+    print(f"decode   {decode['s']:8.2f} s   (tracecols' chunked decoder alone, {decode['s'] / floor['s']:.2f}x floor)")
     for stage, s in e2e["stages"].items():
         print(f"  {stage:<12} {s:8.2f} s   {s / floor['s']:5.2f}x floor")
     print(f"e2e      {e2e['s']:8.2f} s   {e2e['events'] / e2e['s']:,.0f} ev/s, {e2e['tables']} tables and views, "

@@ -185,15 +185,14 @@ def read_execution_trace(path):
     rows = {f.name: [] for f in NODES_SCHEMA}
     ins, outs = _Values(), _Values()
     n = 0
-    with item_stream(src, "nodes.item", "Execution Trace") as (items, tap):
+    with item_stream(src, "nodes.item", "Execution Trace") as items:
         for node in items:
             if not isinstance(node, dict):
-                raise Malformed(src.path, f"node {n} is not a JSON object", offset=tap.offset)
+                raise Malformed(src.path, f"node {n} is not a JSON object", offset=items.offset)
             _node_row(node, n, rows, ins, outs)
-            tap.mark = tap.n
             n += 1
     if n:
-        tail = parse_tail(tap.tail_bytes()) or {}
+        tail = parse_tail(items.tap.tail_bytes()) or {}
         meta.update({k: v for k, v in tail.items() if k != "nodes"})
     nodes = pa.table([pa.array(rows[f.name], f.type) for f in NODES_SCHEMA], schema=NODES_SCHEMA)
     return {"meta": meta, "nodes": nodes, "inputs": ins.table(), "outputs": outs.table(),

@@ -16,6 +16,7 @@ import pyarrow as pa
 
 from ..errors import Malformed, NotATrace
 from .batch import build_batches
+from .chunked import Items
 from .schema import RAW_SCHEMA
 from .source import GZIP_ERRORS, Source
 from .toplevel import first_byte, keys_before
@@ -150,10 +151,11 @@ def _objects(held, uid, src):
 
 @contextmanager
 def item_stream(src, prefix, what):
-    """(items, tap): ijson's items under `prefix` of `src` (hashed as it streams by).
+    """The elements of the array at `prefix` of `src` (hashed as it streams by), as a
+    chunked.Items: iterate it; afterwards `.tap.tail_bytes()` holds the bytes after the array.
 
     Python's cyclic GC is off meanwhile (it would walk every held dict, again and again), and
-    ijson and gzip errors become one-line Malformed errors at the byte offset reached.
+    JSON and gzip errors become one-line Malformed errors at the byte offset reached.
     `what` names the document in the truncation message ("trace", "Execution Trace").
 
     When `src` is gzip, any failure (a JSON error, a gzip error, a Malformed raised by the
@@ -164,18 +166,19 @@ def item_stream(src, prefix, what):
     gc.disable()
     try:
         with src.stream(hashed=True) as f:
-            tap = _Tap(f)
+            backend = _ijson()
+            items = Items(f, prefix, lambda r, p: backend.items(r, p, buf_size=CHUNK), _Tap)
             try:
-                yield _ijson().items(tap, prefix, buf_size=CHUNK), tap
+                yield items
             except ijson.JSONError as e:
                 msg = _one_line(e)
                 if "premature EOF" in msg or "incomplete" in msg.lower():
                     msg = f"unexpected end of file (truncated {what}?)"
-                raise src.fault(msg, offset=tap.offset) from None
+                raise src.fault(msg, offset=items.offset) from None
             except GZIP_ERRORS as e:
-                raise src.gzip_error(e, offset=tap.offset) from None
+                raise src.gzip_error(e, offset=items.offset) from None
             except Malformed as e:
-                raise (src.gzip_fault(tap.offset if e.offset is None else e.offset) or e) from None
+                raise (src.gzip_fault(items.offset if e.offset is None else e.offset) or e) from None
     finally:
         if gc_was:
             gc.enable()
@@ -185,10 +188,9 @@ def read_events(src, form, on_batch, batch_size=BATCH):
     """Stream the events of `src` (a Source) to `on_batch(RecordBatch)`; returns (n_events, tail_meta)."""
     prefix = "item" if form == "array" else "traceEvents.item"
     held, uid = [], 0
-    with item_stream(src, prefix, "trace") as (items, tap):
+    with item_stream(src, prefix, "trace") as items:
         for e in items:
             held.append(e)
-            tap.mark = tap.n
             if len(held) >= batch_size:
                 for b in build_batches(_objects(held, uid, src), uid):
                     on_batch(b)
@@ -205,7 +207,7 @@ def read_events(src, form, on_batch, batch_size=BATCH):
                 doc = json.loads(f.read(), parse_float=Decimal)
             tail = {k: v for k, v in doc.items() if k != "traceEvents"}
         else:
-            tail = parse_tail(tap.tail_bytes()) or {}
+            tail = parse_tail(items.tap.tail_bytes()) or {}
     return uid, tail
 
 

@@ -1,0 +1,143 @@
+"""The elements of a document's big array, decoded in multi-MB chunks cut between elements.
+
+ijson's C backend builds the Python objects one parser event at a time. msgspec decodes a
+whole buffer about 2.5x faster into the very same objects: integers as int (of any size),
+every other number as an exact Decimal of its text (float_hook), strings, lists, dicts with
+the last of duplicate keys. So the array is read in blocks; each block is cut after its last
+`}` `,` `{` and the part before the cut is decoded as the document "[" + part + "]".
+
+A part decodes only if its cut lies between two elements of the array: a cut inside a
+string leaves that string unterminated, a cut inside a nested value leaves a bracket open.
+Parts therefore begin on element boundaries, by induction from the array's `[`. The first
+part that does not decode (bad JSON, a cut inside a value, something msgspec declines such
+as a lone surrogate escape) and always the last one (which holds the keys after the array)
+go to ijson: it reads the rest of the stream from that part's first byte, behind a made-up
+opening (`{"traceEvents": [`), and so parses it exactly as a whole-ijson read would, with the
+same objects, the same errors and offsets counted in the real stream.
+"""
+import re
+from decimal import Decimal
+
+import msgspec
+
+READ = 1 << 16    # one read of the underlying stream (error offsets are this precise)
+BLOCK = 1 << 22   # bytes decoded per part, about 15k events
+HEAD_MAX = 1 << 26  # a head longer than this (before the array) is left to ijson
+_CUT = re.compile(rb"\}\s*,\s*\{")
+_DECODE = msgspec.json.Decoder(float_hook=Decimal)
+
+
+class _Counted:
+    """The stream as ijson sees it after a handover: `opening` + `pending` + the rest of `f`,
+    with `offset` the position in the real stream (negative inside the made-up opening)."""
+
+    def __init__(self, f, opening, pending, offset):
+        self.f, self.head, self.offset = f, opening + pending, offset - len(opening)
+
+    def read(self, n=-1):
+        if self.head:
+            out, self.head = self.head[:n], self.head[n:]
+        else:
+            out = self.f.read(n)
+        self.offset += len(out)
+        return out
+
+
+class Items:
+    """Iterator over the elements of the array at `prefix` ("item" for a bare array, "<key>.item"
+    for a top-level key) of the binary stream `f`; `offset` is how far the stream has been read.
+
+    `ijson_items(reader, prefix)` is the exact parser's items function; `tap(reader)` wraps
+    the reader ijson gets so that the caller can find the bytes after the array
+    (kineto._Tap); once the array has been read, `tap` is that wrapper.
+    """
+
+    def __init__(self, f, prefix, ijson_items, tap):
+        self.f, self.prefix = f, prefix
+        key = prefix[: -len(".item")] if prefix != "item" else None
+        self.key = key
+        self._opening = b"[" if key is None else b'{"' + key.encode() + b'": ['
+        self._ijson, self._tap_of = ijson_items, tap
+        self._read = 0          # bytes read from f by the fast path
+        self._counted = None    # the stream ijson reads, once it has been handed over
+        self.tap = None         # ... and the caller's wrapper around it
+
+    @property
+    def offset(self):
+        return self._counted.offset if self._counted is not None else self._read
+
+    def _more(self):
+        parts = []
+        n = 0
+        while n < BLOCK:
+            b = self.f.read(READ)
+            if not b:
+                break
+            parts.append(b)
+            n += len(b)
+            self._read += len(b)
+        return b"".join(parts)
+
+    def __iter__(self):
+        buf = self._more()
+        start = self._array_start(buf)
+        while start is None and len(buf) < HEAD_MAX:
+            more = self._more()
+            if not more:
+                break
+            buf += more
+            start = self._array_start(buf)
+        if start is None:
+            yield from self._hand_over(b"", buf, 0)
+            return
+        base, pos = 0, start  # buf[pos] is in the stream at base + pos, on an element boundary
+        while True:
+            cut = self._last_cut(buf, pos)
+            if cut is not None:
+                end, nxt = cut
+                try:
+                    elements = _DECODE.decode(b"[" + buf[pos:end] + b"]")
+                except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError):
+                    break
+                yield from elements
+                pos = nxt
+            elif len(buf) - pos > 4 * BLOCK:  # no cut in sight (one huge element?): not worth it
+                break
+            more = self._more()
+            if not more:
+                break
+            buf, base, pos = buf[pos:] + more, base + pos, 0
+        yield from self._hand_over(self._opening, buf[pos:], base + pos)
+
+    def _hand_over(self, opening, pending, offset):
+        self._counted = _Counted(self.f, opening, pending, offset)
+        self.tap = self._tap_of(self._counted)
+        for item in self._ijson(self.tap, self.prefix):
+            yield item
+            self.tap.mark = self.tap.n
+
+    def _array_start(self, buf):
+        """Offset just past the array's `[` in `buf`, or None (not found, or not certain)."""
+        if self.key is None:
+            body = buf.lstrip()
+            return len(buf) - len(body) + 1 if body[:1] == b"[" else None
+        pattern = re.compile(rb'"' + re.escape(self.key.encode()) + rb'"\s*:\s*\[')
+        for m, _ in zip(pattern.finditer(buf), range(8)):  # the first few: a key may hide in a string
+            try:  # the match is the key itself only if all before it is the head of the object
+                head = _DECODE.decode(buf[: m.end()] + b"]}")
+            except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError):
+                continue
+            if type(head) is dict and next(reversed(head)) == self.key and head[self.key] == []:
+                return m.end()
+        return None
+
+    @staticmethod
+    def _last_cut(buf, pos):
+        """(end of the last element before a `}` `,` `{` after `pos`, start of the next), or None."""
+        last = None
+        for lo in (max(pos, len(buf) - READ), pos):
+            for m in _CUT.finditer(buf, lo):
+                last = m
+            if last is not None:
+                return last.start() + 1, last.end() - 1
+        return None
