@@ -134,8 +134,7 @@ def _read_parts(p, trace_id, writer, scratch, parts):
             n, _ = read_events(pieces[0], form, writer.put)  # part 0 here, straight to the writer
             for proc, f in zip(procs, files[1:]):
                 count = split.finish_part(proc)
-                for b in split.shifted_batches(f, n):
-                    writer.put(b)
+                writer.put_all(split.shifted_batches(f, n))
                 n += count
         except (TraceError, split.PartError) as e:
             raise _PartFailed() from e

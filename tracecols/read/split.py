@@ -156,7 +156,8 @@ class PartError(Exception):
 
 def shifted_batches(ipc_path, offset):
     """The record batches of a parse_part file with `offset` added to every uid."""
-    with pa.memory_map(str(ipc_path)) as m:
+    # read, not memory-mapped: a mapped page stays resident until the whole file is unmapped
+    with pa.OSFile(str(ipc_path)) as m:
         r = pa.ipc.open_file(m)
         i = r.schema.get_field_index("uid")
         for k in range(r.num_record_batches):

@@ -88,25 +88,41 @@ class BackgroundWriter:
         if self._rows >= self.group_rows:
             self.flush()
 
-    def flush(self):
+    def flush(self, wait=False):
+        """Queue what is pending as one row group; with `wait`, first let the writer finish
+        what it has (a feeder faster than the writer, such as a part read back from disk,
+        would otherwise keep three groups waiting beside the one being built)."""
         if self._error is not None:
             raise self._error
         if self._pending:
+            if wait:
+                self._queue.join()
             self._queue.put((self.context, self._pending))
             self._pending, self._rows = [], 0
+
+    def put_all(self, batches):
+        """put() each batch of a fast source, holding at most one group beside the one written."""
+        for b in batches:
+            self._pending.append(b)
+            self._rows += b.num_rows
+            if self._rows >= self.group_rows:
+                self.flush(wait=True)
 
     def _run(self):
         while True:
             item = self._queue.get()
-            if item is None:
-                return
-            if self._error is not None:
-                continue  # drain: the feeder learns of the error at its next flush
             try:
+                if item is None:
+                    return
+                if self._error is not None:
+                    continue  # drain: the feeder learns of the error at its next flush
                 table = self.transform(item[1], item[0])
+                item = None
                 self._writer.write_table(table.cast(self.schema), row_group_size=max(table.num_rows, 1))
             except BaseException as e:  # noqa: BLE001 - re-raised on the feeding thread
                 self._error = e
+            finally:
+                self._queue.task_done()
 
     def abort(self):
         """Stop without writing what is pending (the caller deletes the file)."""
