@@ -21,6 +21,8 @@ import sys
 
 _E2E = r"""
 import json, resource, sys, time
+from tracecols import memory
+memory.for_this_process()  # as the tracecols command does, before polars and pyarrow load
 import pyarrow.parquet as pq
 from tracecols.store.parquet import read_manifest
 from tracecols.streaming import ingest_to_dir

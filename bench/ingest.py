@@ -34,10 +34,11 @@ print(json.dumps({"s": dt, "n": n, "rss": resource.getrusage(resource.RUSAGE_SEL
                   "backend": ijson.backend}))
 """
 _DECODE = r"""
-import gzip, json, resource, sys, time
+import gc, gzip, json, resource, sys, time
 from tracecols.read.chunked import Items
 from tracecols.read.kineto import _Tap, _ijson
 p = sys.argv[1]
+gc.disable()  # as the reader does while it holds parsed events
 t = time.perf_counter()
 with open(p, "rb") as raw:
     f = gzip.GzipFile(fileobj=raw) if raw.read(2) == b"\x1f\x8b" else raw

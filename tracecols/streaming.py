@@ -4,14 +4,17 @@ The in-memory path (`trace.ingest`) holds the whole `events` table. Here the eve
 Parquet while the file is parsed (encoded on a second thread), and what comes after reads
 back only what it needs:
 
-  parse ──► events.parquet                       (row groups of ~256k events, zstd)
-  events.parquet[18 columns] ──► slices, kernels, fx_marks, traces, devices (.parquet)
-  every sql/ view ──► <view>.parquet             (DuckDB streams each result to its file;
-                                                  later views read the file, not the view)
+  parse ──► events.parquet                 (row groups of ~256k events, zstd)
+  events.parquet ──► host events sorted by thread and time (DuckDB, spilling to disk)
+                 ──► slices.parquet        (built a part of whole trees at a time)
+  events.parquet[device events, flows] + slices.parquet[launches, tree columns]
+                 ──► kernels, fx_marks, traces, devices (.parquet)
+  every sql/ view ──► <view>.parquet       (DuckDB streams each result to its file;
+                                            later views read the file, not the view)
 
 The directory is the one `Trace.save` writes (same tables, same columns) and appears
-atomically. Peak memory is set by the tree and links stage (model/derive.py), not by the
-size of the events table; docs/performance.md has the measurements.
+atomically. Between stages freed memory is handed back (memory.py); docs/performance.md
+has the measurements.
 """
 import os
 import shutil
@@ -19,12 +22,14 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from . import memory
 from .engine.connection import Engine
 from .errors import TraceError
-from .model.derive import TREE_COLUMNS, derived_tables, describe
+from .model.derive import derived_tables, describe
 from .model.events import events_table
 from .model.traces import detect_rank
 from .read import split
@@ -35,7 +40,7 @@ from .trace import _Clock
 from .version import SCHEMA_VERSION, __version__
 
 EVENTS_SCHEMA = events_table([], 0, None).schema
-DUCKDB_MEMORY = "1GB"  # views spill to disk beyond this rather than grow the process
+DUCKDB_MEMORY = "640MB"  # views spill to disk beyond this rather than grow the process
 
 
 def ingest_to_dir(paths, out_dir, keep_secrets=False, timings=None, views=True):
@@ -44,9 +49,11 @@ def ingest_to_dir(paths, out_dir, keep_secrets=False, timings=None, views=True):
     clock = _Clock(timings)
     with parquet.staged_dir(out_dir) as tmp:
         infos = write_events(paths, tmp / "events.parquet", keep_secrets, clock)
-        for name, table in derive_from_file(tmp / "events.parquet", infos, clock).items():
-            parquet.write_table(tmp / f"{name}.parquet", table)
+        tables = derive_from_file(tmp / "events.parquet", infos, tmp / "slices.parquet", clock)
+        for name in list(tables):
+            parquet.write_table(tmp / f"{name}.parquet", tables.pop(name))
         clock.lap("parquet")
+        memory.release()
         names = _write_views(tmp, clock) if views else []
         inputs = [{"path": i["path"], "size": i["size"], "sha256": i["sha256"]} for i in infos]
         base = ["traces", "events", "devices", "slices", "kernels", "fx_marks"]
@@ -72,6 +79,7 @@ def write_events(paths, path, keep_secrets=False, clock=None, first_trace_id=0, 
         infos = _write_events(paths, path, keep_secrets, first_trace_id, parts)
     except _PartFailed:
         infos = _write_events(paths, path, keep_secrets, first_trace_id, 1)
+    memory.release()  # the parsed events' heap, before the tree needs it
     if any(i["rank"] != i["head_rank"] for i in infos):  # distributedInfo after the events: rare
         _set_ranks(path, {i["trace_id"]: i["rank"] for i in infos})
     clock.lap("read")
@@ -159,10 +167,58 @@ def _set_ranks(path, ranks):
     parquet.write_table(path, t)
 
 
-def derive_from_file(events_path, infos, clock=None):
-    """model.derive.derived_tables over the events file written by write_events, of which
-    only TREE_COLUMNS are read."""
-    return derived_tables(pq.read_table(events_path, columns=TREE_COLUMNS), infos, clock)
+def derive_from_file(events_path, infos, slices_path, clock=None):
+    """model.derive.derived_tables over the events file written by write_events, scanned
+    lazily (each step reads only the rows and columns it needs), with the slices written to
+    `slices_path` part by part; returns the other derived tables."""
+    clock = clock or _Clock(None)
+    write_slices(events_path, slices_path)
+    memory.release()
+    clock.lap("tree")
+    return derived_tables(pl.scan_parquet(events_path), infos, clock, slices=pl.scan_parquet(slices_path))
+
+
+SLICE_ROWS = 1 << 20  # slices built at once (about 0.5 GB at the peak of a part)
+
+# The host complete events (what host_slices_frame keeps, with dur clipped as the tree takes
+# it) in thread order, sorted by DuckDB, which spills to disk rather than hold them all.
+_HOST_SLICES_SQL = """
+SELECT trace_id, rank, uid, ph, cat, name, pid, tid, pid_str, tid_str, ts_ns,
+       greatest(coalesce(dur_ns, 0), 0) AS dur_ns, correlation, external_id
+FROM read_parquet({events}) AS e
+WHERE ph = 'X' AND ts_ns IS NOT NULL AND (cat IS NULL OR cat NOT IN ({device_cats}))
+  AND NOT EXISTS (SELECT 1 FROM device_pids AS d WHERE d.trace_id = e.trace_id
+                  AND d.pid IS NOT DISTINCT FROM e.pid AND d.pid_str IS NOT DISTINCT FROM e.pid_str)
+ORDER BY trace_id NULLS LAST, pid NULLS LAST, pid_str NULLS LAST, tid NULLS LAST, tid_str NULLS LAST,
+         ts_ns, dur_ns DESC, uid
+"""
+
+
+def write_slices(events_path, out_path, chunk_rows=SLICE_ROWS):
+    """The slices table of an events file, built part by part (tree.slices_in_chunks) into
+    `out_path`: memory holds one part, whatever the length of the trace."""
+    import duckdb
+    from .model.categories import DEVICE_CATS
+    from .model.tree import SLICES_SCHEMA, device_pids, slices_in_chunks
+
+    def quoted(x):
+        return "'" + str(x).replace("'", "''") + "'"
+
+    scratch = tempfile.mkdtemp(prefix=".tracecols-sort-", dir=os.path.dirname(os.path.abspath(out_path)))
+    try:
+        host = os.path.join(scratch, "host.parquet")
+        con = duckdb.connect(config={"memory_limit": DUCKDB_MEMORY, "temp_directory": scratch})
+        con.register("device_pids", device_pids(pl.scan_parquet(events_path)).to_arrow())
+        sql = _HOST_SLICES_SQL.format(events=quoted(events_path),
+                                      device_cats=", ".join(quoted(c) for c in DEVICE_CATS))
+        con.execute(f"COPY ({sql}) TO {quoted(host)} (FORMAT parquet)")
+        con.close()
+        frames = (pl.from_arrow(b) for b in pq.ParquetFile(host).iter_batches(batch_size=1 << 17))
+        with pq.ParquetWriter(out_path, SLICES_SCHEMA, compression=parquet.COMPRESSION) as w:
+            for part in slices_in_chunks(frames, chunk_rows):
+                w.write_table(part)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def _write_views(tmp, clock):

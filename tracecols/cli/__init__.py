@@ -3,8 +3,11 @@ import argparse
 import os
 import sys
 
+from .. import memory
 from ..errors import TraceError
-from . import commands, fleet
+
+memory.for_this_process()  # before anything loads polars or pyarrow
+from . import commands, fleet  # noqa: E402
 
 _DEBUG = "TRACECOLS_DEBUG"
 

@@ -9,6 +9,7 @@ import tempfile
 import time
 import uuid
 
+from .. import memory
 from ..read.source import file_size
 from ..read.source import hash_file as source_hash
 from ..store import lake as store
@@ -39,17 +40,19 @@ def ingest_one(path, trace_id, root, keep_secrets=False, parts=1):
     t0 = time.perf_counter()
     lfs = store.LakeFS(root)
     with tempfile.TemporaryDirectory(prefix="tracecols-") as scratch:
-        ev_tmp = os.path.join(scratch, "events.parquet")
+        ev_tmp, sl_tmp = os.path.join(scratch, "events.parquet"), os.path.join(scratch, "slices.parquet")
         info = write_events([path], ev_tmp, keep_secrets, first_trace_id=trace_id, parts=parts)[0]
-        tables = derive_from_file(ev_tmp, [info])
+        tables = derive_from_file(ev_tmp, [info], sl_tmp)
+        memory.release()
         rank, sha = info["rank"], info["sha256"]
         part, fname = store.partition(rank), store.file_name(trace_id, sha)
         files = {}
         for name in sorted(tables):
             files[name] = f"{name}/{part}/{fname}"
             lfs.write_parquet(files[name], tables[name])
-        files["events"] = f"events/{part}/{fname}"
-        _place(lfs, files["events"], ev_tmp)
+        for name, local in (("events", ev_tmp), ("slices", sl_tmp)):
+            files[name] = f"{name}/{part}/{fname}"
+            _place(lfs, files[name], local)
     tr = tables["traces"].to_pylist()[0]
     return {
         "trace_id": trace_id, "path": path, "size": info["size"], "sha256": sha,

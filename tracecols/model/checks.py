@@ -11,18 +11,20 @@ KNOWN_PH = ("B", "E", "X", "i", "I", "C", "b", "n", "e", "S", "T", "p", "F", "s"
 _LAUNCH_CATS = ("cuda_runtime", "cuda_driver", "mtia_runtime")
 
 
-def event_warnings(events):
-    """The warning lines for one trace's events table (Arrow); an empty list when all is well."""
-    ev = pl.from_arrow(events.select(["uid", "ph", "cat", "pid", "pid_str", "ts_ns", "dur_ns", "correlation"]))
-    if ev.height == 0:
-        return []
+def event_warnings(ev):
+    """The warning lines for one trace's events (a polars LazyFrame); [] when all is well.
+
+    Each question is one streaming pass over the few columns it reads."""
     c = ev.select(
+        n=pl.len(),
         no_ph=pl.col("ph").is_null().sum(),
         no_ts=(pl.col("ts_ns").is_null() & (pl.col("ph").fill_null("") != "M")).sum(),
         no_dur=(pl.col("dur_ns").is_null() & (pl.col("ph") == "X")).sum(),
         neg=(pl.col("dur_ns") < 0).sum(),
         unknown=(pl.col("ph").is_not_null() & ~pl.col("ph").is_in(KNOWN_PH)).sum(),
-    ).row(0, named=True)
+    ).collect(engine="streaming").row(0, named=True)
+    if c["n"] == 0:
+        return []
     out = []
     if c["no_ph"]:
         out.append(f"{c['no_ph']} event(s) without 'ph': kept in events with ph null, in no derived table")
@@ -35,15 +37,16 @@ def event_warnings(events):
     if c["neg"]:
         out.append(f"{c['neg']} event(s) with a negative 'dur' (kept in events.dur_ns): taken as 0 in the tree")
     if c["unknown"]:
-        names = ev.filter(pl.col("ph").is_not_null() & ~pl.col("ph").is_in(KNOWN_PH))["ph"].unique().sort()
+        names = (ev.filter(pl.col("ph").is_not_null() & ~pl.col("ph").is_in(KNOWN_PH))
+                 .select(pl.col("ph").unique().sort()).collect(engine="streaming")["ph"])
         shown = ", ".join(repr(x) for x in names.head(5).to_list())
         out.append(f"{c['unknown']} event(s) with an unknown 'ph' ({shown}): kept in events only")
     dup = (ev.filter(pl.col("cat").is_in(_LAUNCH_CATS) & pl.col("correlation").is_not_null())
-             .group_by(["pid", "pid_str", "correlation"]).len().filter(pl.col("len") > 1))
-    if dup.height:
-        n = int(dup["len"].sum() - dup.height)
-        out.append(f"{n} launch event(s) repeat a correlation id of an earlier launch in the same process "
-                   f"({dup.height} id(s)): kernels link to the first")
+             .group_by(["pid", "pid_str", "correlation"]).len().filter(pl.col("len") > 1)
+             .select(n=pl.len(), extra=(pl.col("len") - 1).sum()).collect(engine="streaming").row(0, named=True))
+    if dup["n"]:
+        out.append(f"{dup['extra']} launch event(s) repeat a correlation id of an earlier launch in the same process "
+                   f"({dup['n']} id(s)): kernels link to the first")
     return out
 
 

@@ -4,15 +4,17 @@ and per trace its `traces` row (with the warnings of the checks) and its `device
 Both ingest paths use this: the in-memory one (trace.ingest) with the whole events table,
 the streaming one with only TREE_COLUMNS read back from Parquet.
 """
+import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..memory import release
 from .checks import event_warnings, kernel_warnings
 from .fx import fx_marks
-from .kernels import KERNEL_CATS, build_kernels
+from .kernels import build_kernels
 from .secrets import redact
-from .traces import detect_rank, devices_table, traces_table
-from .tree import build_slices
+from .traces import detect_rank, devices_table, time_span, traces_table
+from .tree import build_slices, lazy_events
 
 # The events columns the tree, the links, the checks and the traces row read.
 TREE_COLUMNS = ["trace_id", "rank", "uid", "ph", "cat", "name", "pid", "tid", "pid_str", "tid_str",
@@ -33,30 +35,32 @@ class _NoClock:
         pass
 
 
-def derived_tables(ev, infos, clock=None):
+def derived_tables(ev, infos, clock=None, slices=None):
     """{name: Arrow table} of traces, devices, slices, kernels and fx_marks.
 
-    `ev` is the events table of the traces `infos` describe (see describe()), or any
-    projection of it holding TREE_COLUMNS. Memory is the limit on big traces, so each step
-    keeps only what the next ones read: the checks see every event first, the tree then
-    takes its rows, and the links keep only device events and ac2g flows. `clock.lap(stage)`
-    is told when the read, tree and links stages end.
+    `ev` is the events of the traces `infos` describe (see describe()), holding at least
+    TREE_COLUMNS: an Arrow table, or a polars LazyFrame such as a scan of events.parquet.
+    Memory is the limit on big traces, so from a scan each step reads only the rows and
+    columns it needs: the checks and the time span are streaming aggregates, the tree reads
+    the host complete events, the links the device events and ac2g flows. `slices`, if
+    given, is the slices table already built (a LazyFrame over the file the streaming
+    ingest wrote part by part); it is then left out of the result. `clock.lap(stage)` is
+    told when the read, tree and links stages end.
     """
     clock = clock or _NoClock()
-    mine = {i["trace_id"]: _of_trace(ev, i["trace_id"], len(infos)) for i in infos}
-    checks = {t: event_warnings(e) for t, e in mine.items()}
-    spans = {t: e.select(["ph", "ts_ns", "end_ns"]) for t, e in mine.items()}
-    del mine
+    ev = lazy_events(ev, TREE_COLUMNS)
+    checks, spans = {}, {}
+    for i in infos:
+        mine = _of_trace(ev, i["trace_id"], len(infos))
+        checks[i["trace_id"]], spans[i["trace_id"]] = event_warnings(mine), time_span(mine)
     clock.lap("read")
-    slices = build_slices(ev)
-    clock.lap("tree")
-    ph, cat = ev.column("ph"), ev.column("cat")
-    linked = ev.filter(pc.or_kleene(
-        pc.and_kleene(pc.equal(ph, "X"), pc.is_in(cat, pa.array(KERNEL_CATS))),
-        pc.and_kleene(pc.is_in(ph, pa.array(["s", "f"])), pc.equal(cat, "ac2g"))))
-    del ev, ph, cat
-    kernels = build_kernels(linked, slices)
-    del linked
+    built = slices is None
+    if built:
+        slices = build_slices(ev)
+        release()
+        clock.lap("tree")
+    kernels = build_kernels(ev, slices)
+    release()
     clock.lap("links")
     traces, devices = [], []
     for info in infos:
@@ -65,9 +69,17 @@ def derived_tables(ev, infos, clock=None):
         traces.append(traces_table(t, info, spans[t], info["rank"], info["rank_source"], warnings))
         devices.append(devices_table(t, info["metadata"]))
     clock.lap("read")
-    return {"traces": pa.concat_tables(traces), "devices": pa.concat_tables(devices),
-            "slices": slices, "kernels": kernels, "fx_marks": fx_marks(slices, kernels)}
+    out = {"traces": pa.concat_tables(traces), "devices": pa.concat_tables(devices),
+           "kernels": kernels, "fx_marks": fx_marks(slices, kernels)}
+    if built:
+        out["slices"] = slices
+    return out
 
 
 def _of_trace(table, trace_id, n_traces):
-    return table if n_traces == 1 else table.filter(pc.equal(table.column("trace_id"), trace_id))
+    """The rows of one trace (an Arrow table or a polars LazyFrame)."""
+    if n_traces == 1:
+        return table
+    if isinstance(table, pa.Table):
+        return table.filter(pc.equal(table.column("trace_id"), trace_id))
+    return table.filter(pl.col("trace_id") == trace_id)

@@ -16,7 +16,7 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from .tree import nearest
+from .tree import lazy_events, nearest
 
 FILE_MARK = r"^## (.+\.py) ##$"
 NODE_MARK = r"^## (\d+) ##$"
@@ -38,13 +38,15 @@ def marker(name):
 
 def fx_marks(slices, kernels=None):
     """Arrow table (trace_id, uid, kind 'slice'|'kernel', fx_file, fx_node) for the events inside
-    at least one marker. `slices`, `kernels`: the base tables (Arrow)."""
-    sl = pl.from_arrow(slices.select(["trace_id", "uid", "name", "parent_uid"]))
+    at least one marker. `slices`: Arrow table or polars LazyFrame; `kernels`: Arrow table."""
+    src = lazy_events(slices, ["trace_id", "uid", "name", "parent_uid"])
+    any_mark = src.select(pl.col("name").str.contains(FILE_MARK).any() | pl.col("name").str.contains(NODE_MARK).any())
+    if not any_mark.collect(engine="streaming").item():  # most traces: no need to hold the names
+        return FX_SCHEMA.empty_table()
+    sl = src.collect()
     names = sl["name"].fill_null("")
     is_file = names.str.contains(FILE_MARK).to_numpy()
     is_node = names.str.contains(NODE_MARK).to_numpy()
-    if not (is_file.any() or is_node.any()):
-        return FX_SCHEMA.empty_table()
     key = sl.select(["trace_id", "uid"]).with_row_index("_i")
     parent = (sl.select(["trace_id", pl.col("parent_uid").alias("uid")])
               .join(key, on=["trace_id", "uid"], how="left", maintain_order="left")["_i"]

@@ -20,6 +20,8 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
+from .tree import lazy_events, nearest
+
 KERNEL_CATS = ("kernel", "gpu_memcpy", "gpu_memset")
 LAUNCH_CATS = ("cuda_runtime", "cuda_driver")
 
@@ -78,14 +80,18 @@ def classify(names, cats=None):
 
 
 def build_kernels(ev, slices):
-    """Arrow table `kernels` from the events (Arrow or polars) and the `slices` table (Arrow)."""
-    if isinstance(ev, pa.Table):
-        ev = pl.from_arrow(ev.select(["trace_id", "rank", "uid", "ph", "cat", "name", "pid", "tid",
-                                      "pid_str", "tid_str", "ts_ns", "dur_ns", "end_ns", "device",
-                                      "stream", "correlation", "flow_id"]))
-    sl = pl.from_arrow(slices.select(["trace_id", "uid", "cat", "name", "pid", "tid", "pid_str", "tid_str", "ts_ns",
-                                      "correlation", "op_uid", "top_op_uid", "parent_uid"]))
-    k = ev.filter((pl.col("ph") == "X") & pl.col("cat").is_in(list(KERNEL_CATS)))
+    """Arrow table `kernels` from the events (Arrow table, polars DataFrame or LazyFrame: only
+    its device events and ac2g flows are read) and the `slices` (the same kinds, in slices order)."""
+    ev = lazy_events(ev, ["trace_id", "rank", "uid", "ph", "cat", "name", "pid", "tid", "pid_str", "tid_str",
+                          "ts_ns", "dur_ns", "end_ns", "device", "stream", "correlation", "flow_id"])
+    sl = lazy_events(slices, ["trace_id", "uid", "cat", "name", "pid", "tid", "pid_str", "tid_str", "ts_ns",
+                              "correlation", "parent_uid", "op_uid", "top_op_uid"])
+    # every slice with the few columns the walks up the tree read; the launch calls in full
+    tree = sl.select(["trace_id", "uid", "cat", "parent_uid", "op_uid",
+                      (pl.col("name") == "execute").fill_null(False).alias("execute")]).collect(engine="streaming")
+    launches = (sl.with_row_index("_row").filter(pl.col("cat").is_in(list(LAUNCH_CATS)))
+                .with_columns(pl.col("_row").cast(pl.Int64)).collect(engine="streaming"))
+    k = ev.filter((pl.col("ph") == "X") & pl.col("cat").is_in(list(KERNEL_CATS))).collect(engine="streaming")
     if k.height == 0:
         return KERNELS_SCHEMA.empty_table()
     k = k.with_columns(classify_expr().alias("kernel_class"),
@@ -96,7 +102,6 @@ def build_kernels(ev, slices):
                        pl.col("dur_ns").fill_null(0))
     k = clip_overlaps(k)
 
-    launches = sl.filter(pl.col("cat").is_in(list(LAUNCH_CATS)))
     # 1. correlation, only where the id lives in a single host process
     by_corr = (launches.filter(pl.col("correlation").is_not_null())
                .with_columns(pl.col("pid").n_unique().over(["trace_id", "correlation"]).alias("_npid"),
@@ -107,7 +112,8 @@ def build_kernels(ev, slices):
                .select(["trace_id", "correlation", pl.col("uid").alias("_l1")]))
     k = k.join(by_corr, on=["trace_id", "correlation"], how="left")
     # 2. ac2g flows: start on a launch slice, finish on the device event
-    fl = ev.filter(pl.col("ph").is_in(["s", "f"]) & (pl.col("cat") == "ac2g"))
+    fl = (ev.filter(pl.col("ph").is_in(["s", "f"]) & (pl.col("cat") == "ac2g"))
+          .select(_AT + ["ph", "flow_id"]).collect(engine="streaming"))
     if fl.height:
         s_ev = (fl.filter(pl.col("ph") == "s")
                 .join(launches.select(_AT + [pl.col("uid").alias("_l2")]), on=_AT, how="inner", nulls_equal=True)
@@ -126,14 +132,15 @@ def build_kernels(ev, slices):
         pl.when(pl.col("_l1").is_not_null()).then(pl.lit("correlation"))
           .when(pl.col("_l2").is_not_null()).then(pl.lit("flow")).alias("link"))
     # launcher in the sense of TraceLens's kernel-launcher view (see launcher_map)
-    lmap = launcher_map(pl.from_arrow(slices.select(["trace_id", "uid", "cat", "name", "parent_uid"])))
+    par = parent_index(tree)
+    lmap = launcher_map(tree, par)
     info = launches.select(["trace_id", pl.col("uid").alias("launch_uid"),
                             pl.col("name").alias("launch_name"), pl.col("ts_ns").alias("launch_ts_ns"),
                             pl.col("pid").alias("launch_pid"), pl.col("tid").alias("launch_tid"),
-                            "op_uid", "top_op_uid"]).join(
+                            "op_uid", "top_op_uid", pl.col("_row").alias("_launch_row")]).join(
         lmap.rename({"uid": "launch_uid"}), on=["trace_id", "launch_uid"], how="left")
     k = k.join(info, on=["trace_id", "launch_uid"], how="left").sort(["trace_id", "uid"])
-    k = k.join(op_paths(sl, k), on=["trace_id", "uid"], how="left")
+    k = k.join(op_paths(tree, par, k), on=["trace_id", "uid"], how="left")
     out = k.select([f.name for f in KERNELS_SCHEMA]).to_arrow()
     return pa.table([out.column(f.name).cast(f.type) for f in KERNELS_SCHEMA], schema=KERNELS_SCHEMA)
 
@@ -156,8 +163,17 @@ def clip_overlaps(k):
     return k.with_columns((pl.col("ts_ns") + pl.col("dur_ns")).alias("end_ns"))
 
 
-def launcher_map(sl):
-    """(trace_id, uid, launcher_uid) for every launch slice.
+def parent_index(sl):
+    """Row of each slice's parent in `sl` (polars: trace_id, uid, parent_uid), -1 for roots."""
+    key = sl.select(["trace_id", "uid"]).with_row_index("_i")
+    return (sl.select(["trace_id", "parent_uid"]).with_row_index("_c")
+            .join(key.rename({"uid": "parent_uid", "_i": "_p"}), on=["trace_id", "parent_uid"], how="left")
+            .sort("_c")["_p"].fill_null(-1).to_numpy().astype(np.int64))
+
+
+def launcher_map(sl, par=None):
+    """(trace_id, uid, launcher_uid) for every launch slice; `sl`: every slice's trace_id, uid,
+    cat, parent_uid and `execute` (its name is "execute"); `par`: its parent_index, if known.
 
     Walk up from the launch call's parent, passing over python_function frames and cpu_ops
     named `execute`; the first other cpu_op is the launcher. If the walk meets another kind
@@ -166,16 +182,12 @@ def launcher_map(sl):
     n = sl.height
     if n == 0:
         return pl.DataFrame(schema={"trace_id": pl.Int32, "uid": pl.Int64, "launcher_uid": pl.Int64})
-    key = sl.select(["trace_id", "uid"]).with_row_index("_i")
-    par = (sl.select(["trace_id", "parent_uid"]).with_row_index("_c")
-           .join(key.rename({"uid": "parent_uid", "_i": "_p"}), on=["trace_id", "parent_uid"], how="left")
-           .sort("_c")["_p"].fill_null(-1).to_numpy().astype(np.int64))
+    par = parent_index(sl) if par is None else par
     # boolean masks from polars: to_numpy() of a string column makes one Python str per row
     cat = sl["cat"]
     is_op = (cat == "cpu_op").fill_null(False).to_numpy()
     skip = ((cat == "python_function").fill_null(False).to_numpy()
-            | (is_op & (sl["name"] == "execute").fill_null(False).to_numpy()))
-    from .tree import nearest
+            | (is_op & sl["execute"].to_numpy()))
     stop = nearest(par, ~skip, include_self=True)  # first non-skipped at or above each slice
     start = np.where(par >= 0, stop[np.maximum(par, 0)], -1)  # from the parent upwards
     ok = start >= 0
@@ -188,26 +200,31 @@ def launcher_map(sl):
                          "uid": uid[is_launch], "launcher_uid": launcher[is_launch]})
 
 
-def op_paths(sl, k):
+def op_paths(sl, par, k):
     """(trace_id, uid, op_path) per kernel: its op_uid and every cpu_op above it, nearest first.
 
     A kernel was launched beneath cpu_op X exactly when X is in its op_path, so subtree
     sums are equality joins on unnest(op_path) rather than range joins on the pre-order.
+    `sl`: every slice's trace_id, uid and cat; `par`: its parent_index; `k`: the kernels
+    (trace_id, uid, _launch_row: the row of their launch slice in `sl`). The walk is on row numbers: one step up per level for all
+    kernels at once.
     """
-    parent_op = (sl.select(["trace_id", "uid", "parent_uid"])
-                 .join(sl.select(["trace_id", pl.col("uid").alias("parent_uid"), pl.col("op_uid").alias("up")]),
-                       on=["trace_id", "parent_uid"], how="left")
-                 .select(["trace_id", pl.col("uid").alias("cur"), "up"]))
-    cur = k.filter(pl.col("op_uid").is_not_null()).select(["trace_id", "uid", pl.col("op_uid").alias("cur")])
-    steps = []
-    depth = 0
-    while cur.height:
-        steps.append(cur.with_columns(pl.lit(depth).alias("_d")))
-        cur = (cur.join(parent_op, on=["trace_id", "cur"], how="inner")
-               .filter(pl.col("up").is_not_null())
-               .select(["trace_id", "uid", pl.col("up").alias("cur")]))
-        depth += 1
-    if not steps:
-        return pl.DataFrame(schema={"trace_id": pl.Int32, "uid": pl.Int64, "op_path": pl.List(pl.Int64)})
-    return (pl.concat(steps).sort(["trace_id", "uid", "_d"])
-            .group_by(["trace_id", "uid"], maintain_order=True).agg(pl.col("cur").alias("op_path")))
+    uid = sl["uid"].to_numpy()
+    is_op = (sl["cat"] == "cpu_op").fill_null(False).to_numpy()
+    op = nearest(par, is_op)  # the op at or above each slice (slices.op_uid, as a row)
+    up = np.where(par >= 0, op[np.maximum(par, 0)], -1)  # the op strictly above
+    launch = k["_launch_row"].cast(pl.Int64).fill_null(-1).to_numpy()
+    row = op[launch] if len(op) else launch  # = the kernel's op_uid, as a row (op[-1] is never read)
+    row = np.where(launch >= 0, row, -1)
+    levels = []
+    while (row >= 0).any():
+        levels.append(row)
+        row = np.where(row >= 0, up[np.maximum(row, 0)], -1)
+    steps = np.stack(levels, axis=1) if levels else np.empty((k.height, 0), np.int64)
+    have = steps >= 0  # each row: a run of True, then False
+    lengths = have.sum(axis=1)
+    offsets = np.zeros(k.height + 1, np.int32)
+    np.cumsum(lengths, out=offsets[1:])
+    paths = pa.ListArray.from_arrays(pa.array(offsets), pa.array(uid[steps[have]], pa.int64()),
+                                     mask=pa.array(lengths == 0))
+    return pl.DataFrame({"trace_id": k["trace_id"], "uid": k["uid"], "op_path": pl.from_arrow(paths)})

@@ -2,8 +2,8 @@
 import os
 import re
 
+import polars as pl
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from ..read import jsontext
 
@@ -40,14 +40,21 @@ def _int(v):
     return v if type(v) is int and -(1 << 31) <= v < (1 << 31) else None
 
 
-def traces_table(trace_id, info, events, rank, rank_source, warnings=()):
+def time_span(ev):
+    """(first ts_ns, last end_ns or ts_ns) of one trace's events (a polars LazyFrame), leaving
+    out metadata events (they sit at ts 0) and events without ph; (None, None) if none is timed."""
+    r = (ev.filter(pl.col("ph") != "M")
+         .select(start=pl.col("ts_ns").min(), end=pl.max_horizontal(pl.col("end_ns").max(), pl.col("ts_ns").max()))
+         .collect(engine="streaming").row(0))
+    return r[0], r[1]
+
+
+def traces_table(trace_id, info, span, rank, rank_source, warnings=()):
+    """The one-row `traces` table of a trace; `span` is its time_span()."""
     meta = info["metadata"]
     dist = meta.get("distributedInfo") if isinstance(meta.get("distributedInfo"), dict) else {}
     base = meta.get("baseTimeNanoseconds")
-    timed = events.filter(pc.not_equal(events.column("ph"), "M"))  # metadata events sit at ts 0
-    start = pc.min(timed.column("ts_ns")).as_py()
-    ends = [x for x in (pc.max(timed.column("end_ns")).as_py(), pc.max(timed.column("ts_ns")).as_py()) if x is not None]
-    end = max(ends) if ends else None
+    start, end = span
     devs = meta.get("deviceProperties")
     row = {
         "trace_id": trace_id, "path": info["path"], "rank": rank, "rank_source": rank_source,

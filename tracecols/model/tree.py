@@ -55,22 +55,23 @@ _THREAD = ["trace_id", "pid", "pid_str", "tid", "tid_str"]
 
 
 def device_pids(ev):
-    """polars frame of (trace_id, pid, pid_str) that are device processes."""
+    """polars frame of (trace_id, pid, pid_str) that are device processes (`ev`: events, polars)."""
     per = (ev.lazy().filter(pl.col("ph") == "X")
            .group_by(["trace_id", "pid", "pid_str"])
            .agg(pl.col("cat").is_in(list(DEVICE_CATS)).any().alias("dev"),
                 pl.col("cat").is_in(list(HOST_MARK_CATS)).any().alias("host"))
            .filter(pl.col("dev") & ~pl.col("host"))
            .select(["trace_id", "pid", "pid_str"]))
-    return per.collect()
+    return per.collect(engine="streaming")
 
 
 def host_slices_frame(ev):
-    """The host complete events of an events frame (polars), unsorted."""
+    """The host complete events of an events frame (polars; lazy in, lazy out), unsorted."""
     dev = device_pids(ev)
     x = ev.filter((pl.col("ph") == "X") & ~pl.col("cat").is_in(list(DEVICE_CATS)).fill_null(False))
     if dev.height:
-        x = x.join(dev, on=["trace_id", "pid", "pid_str"], how="anti", nulls_equal=True)
+        x = x.join(dev.lazy() if isinstance(x, pl.LazyFrame) else dev, on=["trace_id", "pid", "pid_str"],
+                   how="anti", nulls_equal=True)
     return x
 
 
@@ -173,32 +174,85 @@ def nearest(parent, target, include_self=True):
         # res[r] for a non-target r is its own pointer, which is already "one level further"
 
 
-def build_slices(ev, tol=TOL_NS):
-    """Arrow table `slices` from an events frame (polars DataFrame or Arrow table)."""
+_SLICE_INPUT = ["trace_id", "rank", "uid", "ph", "cat", "name", "pid", "tid", "pid_str", "tid_str",
+                "ts_ns", "dur_ns", "correlation", "external_id"]
+
+
+def lazy_events(ev, columns):
+    """`columns` of the events `ev` (Arrow table, polars DataFrame or LazyFrame) as a LazyFrame.
+    A LazyFrame (a scan of events.parquet) stays lazy: only the rows and columns asked for
+    are ever read."""
     if isinstance(ev, pa.Table):
-        ev = pl.from_arrow(ev.select(["trace_id", "rank", "uid", "ph", "cat", "name", "pid", "tid",
-                                      "pid_str", "tid_str", "ts_ns", "dur_ns", "correlation",
-                                      "external_id"]))
-    x = host_slices_frame(ev).filter(pl.col("ts_ns").is_not_null())  # no time, no place in the tree
-    x = (x.with_columns(pl.col("dur_ns").fill_null(0).clip(lower_bound=0))
-          .with_columns((pl.col("ts_ns") + pl.col("dur_ns")).alias("end_ns"))
-          .sort(_THREAD + ["ts_ns", "end_ns", "uid"],
-                descending=[False] * 5 + [False, True, False], nulls_last=True))
-    n = x.height
-    if n == 0:
+        return pl.from_arrow(ev.select(columns)).lazy()
+    return ev.lazy().select(columns)
+
+
+def build_slices(ev, tol=TOL_NS):
+    """Arrow table `slices` from the events (Arrow table, polars DataFrame or LazyFrame)."""
+    ev = lazy_events(ev, _SLICE_INPUT)
+    x = (host_slices_frame(ev).filter(pl.col("ts_ns").is_not_null())  # no time, no place in the tree
+         .with_columns(pl.col("dur_ns").fill_null(0).clip(lower_bound=0))
+         .sort(_THREAD + ["ts_ns", "dur_ns", "uid"], descending=[False] * 6 + [True, False], nulls_last=True)
+         .collect())
+    return slices_of_sorted(x, 0, tol)
+
+
+def slices_in_chunks(frames, chunk_rows, tol=TOL_NS):
+    """The slices table in parts of about `chunk_rows` rows (Arrow tables), each a run of whole
+    trees, from host complete events already filtered as host_slices_frame does, with dur_ns
+    clipped to >= 0 and sorted by (_THREAD, ts_ns, dur_ns desc, uid): `frames` is any split of
+    them into polars DataFrames of _SLICE_INPUT columns, in order.
+
+    A thread's tree can be cut before a slice that starts at or after the end of every earlier
+    slice of its thread: the stack walk has popped them all, so no later slice nests in them.
+    Parts are cut there, which bounds the memory of a trace of any length (but not of one
+    tree bigger than the memory).
+    """
+    pending, offset = None, 0
+    for f in frames:
+        pending = f if pending is None else pl.concat([pending, f], rechunk=False)
+        if pending.height < chunk_rows:
+            continue
+        cut = _last_tree_start(pending)
+        if cut > 0:
+            yield slices_of_sorted(pending.slice(0, cut), offset, tol)
+            offset += cut
+            pending = pending.slice(cut)
+    if pending is not None and pending.height:
+        yield slices_of_sorted(pending, offset, tol)
+
+
+def _last_tree_start(x):
+    """Index of the last row of `x` (sorted as slices_in_chunks says, starting a tree) that
+    starts a new tree: a new thread, or a start at or after every earlier end of its thread."""
+    run = pl.any_horizontal([pl.col(c).ne_missing(pl.col(c).shift(1)) for c in _THREAD]).fill_null(True).cum_sum()
+    starts = (x.lazy().select(pl.col("ts_ns"), (pl.col("ts_ns") + pl.col("dur_ns")).alias("end"), run.alias("run"))
+              .with_columns(pl.col("end").cum_max().shift(1).over("run").alias("before"))
+              .select(pl.col("before").is_null() | (pl.col("ts_ns") >= pl.col("before")))
+              .collect().to_series().to_numpy())
+    starts[0] = False
+    hit = np.flatnonzero(starts)
+    return int(hit[-1]) if len(hit) else 0
+
+
+def slices_of_sorted(x, offset=0, tol=TOL_NS):
+    """The slices of host complete events `x` (polars, _SLICE_INPUT, sorted and clipped as
+    slices_in_chunks says), whole trees only; `offset` is the position of x's first row in
+    the whole thread order (slices.pre)."""
+    if x.height == 0:
         return SLICES_SCHEMA.empty_table()
+    x = x.with_columns((pl.col("ts_ns") + pl.col("dur_ns")).alias("end_ns"))
     chg = x.select(pl.any_horizontal([pl.col(c).ne_missing(pl.col(c).shift(1)) for c in _THREAD])
                    .alias("chg")).get_column("chg").to_numpy().copy()
     chg[0] = True
-    grp_change = chg
-    group = np.cumsum(grp_change).astype(np.int64)
+    group = np.cumsum(chg).astype(np.int64)
     ts = x.get_column("ts_ns").to_numpy().astype(np.int64)
     end = x.get_column("end_ns").to_numpy().astype(np.int64)
     parent, depth, _ = nest(group, ts, end, tol)
-    return _derive(x, parent, depth, ts)
+    return _derive(x, parent, depth, ts, offset)
 
 
-def _derive(x, parent, depth, ts):
+def _derive(x, parent, depth, ts, offset):
     n = x.height
     pos = np.arange(n, dtype=np.int64)
     uid = x.get_column("uid").to_numpy()
@@ -252,8 +306,8 @@ def _derive(x, parent, depth, ts):
         "op_uid": uid_of(op),
         "top_op_uid": uid_of(top_i),
         "py_uid": uid_of(py),
-        "pre": pa.array(pos, pa.int64()),
-        "subtree_end": pa.array(sub_end, pa.int64()),
+        "pre": pa.array(pos + offset, pa.int64()),
+        "subtree_end": pa.array(sub_end + offset, pa.int64()),
         "n_children": pa.array(n_children, pa.int32()),
         "self_ns": pa.array(self_ns, pa.int64()),
     }
