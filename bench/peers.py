@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """tracecols against the tools users have today, on the same input, in one run.
 
-usage: bench/peers.py TRACE_OR_DIR [--hta-python PY] [--skip hta,duckdb]
+usage: bench/peers.py TRACE_OR_DIR [--hta-python PY] [--skip hta,duckdb] [--timeout S]
 
 Each contender runs in its own subprocess (so its peak RSS is its own), one after the other:
   tracecols  ingest + host tree + links + every analysis view, each as Parquet: the
@@ -13,16 +13,20 @@ Each contender runs in its own subprocess (so its peak RSS is its own), one afte
 For a directory, every trace file in it is one input (HTA reads the directory as one job).
 Prints wall time and peak RSS for each, and ends
   RESULT vs_hta=R1 vs_duckdb_read_json=R2        (peer time ÷ tracecols time)
+A peer stopped by --timeout gives a lower bound instead: vs_hta>=R (timeout ÷ tracecols time).
 """
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
 
 _TRACECOLS = r"""
 import json, resource, sys, time
+from tracecols import memory
+memory.for_this_process()  # as the tracecols command does, before polars and pyarrow load
 import pyarrow.parquet as pq
 from tracecols.streaming import ingest_to_dir
 paths, out = json.loads(sys.argv[1]), sys.argv[2]
@@ -72,8 +76,17 @@ def _trace_files(src):
     return [src]
 
 
-def _run(python, code, *args):
-    r = subprocess.run([python, "-c", code, *args], capture_output=True, text=True)
+def _run(python, code, *args, timeout=None):
+    # its own session, so that a timeout stops the peer's worker processes too
+    p = subprocess.Popen([python, "-c", code, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, start_new_session=True)
+    try:
+        out, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
+        return {"timeout": timeout}
+    r = subprocess.CompletedProcess(p.args, p.returncode, out, err)
     if r.returncode != 0:
         lines = [x for x in r.stderr.strip().splitlines() if "Error" in x or "error" in x]
         return {"error": (lines or r.stderr.strip().splitlines() or ["failed"])[-1].strip()}
@@ -85,6 +98,7 @@ def main():
     ap.add_argument("source")
     ap.add_argument("--hta-python", default=sys.executable, help="python with holistictraceanalysis installed")
     ap.add_argument("--skip", default="", help="comma-separated: hta, duckdb")
+    ap.add_argument("--timeout", type=float, default=None, help="stop a peer after this many seconds")
     a = ap.parse_args()
     paths = [os.path.abspath(p) for p in _trace_files(a.source)]
     size = sum(os.path.getsize(p) for p in paths)
@@ -97,11 +111,11 @@ def main():
             os.mkdir(hdir)
             for p in paths:
                 os.symlink(p, os.path.join(hdir, os.path.basename(p)))
-            results["hta"] = _run(a.hta_python, _HTA, hdir)
+            results["hta"] = _run(a.hta_python, _HTA, hdir, timeout=a.timeout)
         if "duckdb" not in skip:
             ddir = os.path.join(tmp, "duck")
             os.mkdir(ddir)
-            results["duckdb read_json"] = _run(sys.executable, _DUCKDB, json.dumps(paths), ddir)
+            results["duckdb read_json"] = _run(sys.executable, _DUCKDB, json.dumps(paths), ddir, timeout=a.timeout)
     print(f"input   {a.source}: {len(paths)} file(s), {size / 1e6:.1f} MB on disk, {os.cpu_count()} cores")
     base = results["tracecols"]
     if "error" in base:
@@ -109,13 +123,18 @@ def main():
     for name, r in results.items():
         if "error" in r:
             print(f"{name:<17} failed: {r['error']}")
+        elif "timeout" in r:
+            print(f"{name:<17} stopped after {r['timeout']:.0f} s (--timeout), unfinished")
         else:
             ratio = "" if name == "tracecols" else f"   {r['s'] / base['s']:.2f}x tracecols' time"
             print(f"{name:<17} {r['s']:8.2f} s   peak RSS {r['rss'] / 1e6:7.0f} MB{ratio}")
     parts = []
     for key, name in (("vs_hta", "hta"), ("vs_duckdb_read_json", "duckdb read_json")):
         r = results.get(name)
-        parts.append(f"{key}={r['s'] / base['s']:.2f}" if r and "error" not in r else f"{key}=n/a")
+        if r and "timeout" in r:
+            parts.append(f"{key}>={r['timeout'] / base['s']:.2f}")
+        else:
+            parts.append(f"{key}={r['s'] / base['s']:.2f}" if r and "error" not in r else f"{key}=n/a")
     print("RESULT " + " ".join(parts))
 
 
