@@ -1,7 +1,7 @@
 """The chunked event decoder (read/chunked.py) against the plain ijson read it stands in for.
 
 The reference is the same Items object with the fast path switched off: everything handed
-to ijson from byte 0, which is how the reader worked before chunking. Both must give the
+to ijson from byte 0 (Items._hand_over), which is how the reader worked before chunking. Both must give the
 same elements (same Python types: int, Decimal, str, list, dict), the same bytes after the
 array, the same errors; the fast path must actually have been taken where it can be.
 """
@@ -50,7 +50,7 @@ def _read(doc, prefix="traceEvents.item", fast=True):
     counter = _Counting()
     chunked._DECODE = counter
     try:
-        it = iter(items) if fast else items._hand_over(b"", b"", 0)
+        it = iter(items) if fast else (e for run in items._hand_over(b"", b"", 0) for e in run)
         got = list(it)
     finally:
         chunked._DECODE = _REAL_DECODE
@@ -165,14 +165,14 @@ def test_malformed_json_mid_file_gives_the_plain_error_near_the_same_byte(tmp_pa
     p.write_bytes(doc)
     errors = []
     for fast in (True, False):
-        orig = Items.__iter__
+        orig = Items.runs
         if not fast:
-            Items.__iter__ = lambda self: self._hand_over(b"", b"", 0)
+            Items.runs = lambda self: self._hand_over(b"", b"", 0)
         try:
             with pytest.raises(Malformed) as e:
                 read_trace(str(p), lambda b: None)
         finally:
-            Items.__iter__ = orig
+            Items.runs = orig
         errors.append(e.value)
     fast_err, slow_err = errors
     assert str(fast_err).split(" (near byte")[0] == str(slow_err).split(" (near byte")[0]
@@ -211,7 +211,7 @@ def test_corpus_traces_read_the_same_either_way(monkeypatch, path):
         batches = []
         with monkeypatch.context() as m:
             if not fast:
-                m.setattr(Items, "__iter__", lambda self: self._hand_over(b"", b"", 0))
+                m.setattr(Items, "runs", lambda self: self._hand_over(b"", b"", 0))
             info = read_trace(str(path), batches.append)
         return info, batches
 

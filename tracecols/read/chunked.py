@@ -79,6 +79,12 @@ class Items:
         return b"".join(parts)
 
     def __iter__(self):
+        for run in self.runs():
+            yield from run
+
+    def runs(self):
+        """The elements as lists of consecutive elements (a decoded part at a time), which
+        spares the caller a Python step per element."""
         buf = self._more()
         start = self._array_start(buf)
         while start is None and len(buf) < HEAD_MAX:
@@ -99,7 +105,7 @@ class Items:
                     elements = _DECODE.decode(b"[" + buf[pos:end] + b"]")
                 except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError):
                     break
-                yield from elements
+                yield elements
                 pos = nxt
             elif len(buf) - pos > 4 * BLOCK:  # no cut in sight (one huge element?): not worth it
                 break
@@ -110,10 +116,11 @@ class Items:
         yield from self._hand_over(self._opening, buf[pos:], base + pos)
 
     def _hand_over(self, opening, pending, offset):
+        """ijson from `pending` on (see _Counted), as runs of one element."""
         self._counted = _Counted(self.f, opening, pending, offset)
         self.tap = self._tap_of(self._counted)
         for item in self._ijson(self.tap, self.prefix):
-            yield item
+            yield (item,)
             self.tap.mark = self.tap.n
 
     def _array_start(self, buf):

@@ -189,13 +189,13 @@ def read_events(src, form, on_batch, batch_size=BATCH):
     prefix = "item" if form == "array" else "traceEvents.item"
     held, uid = [], 0
     with item_stream(src, prefix, "trace") as items:
-        for e in items:
-            held.append(e)
-            if len(held) >= batch_size:
-                for b in build_batches(_objects(held, uid, src), uid):
+        for run in items.runs():
+            held.extend(run)
+            while len(held) >= batch_size:  # batches of exactly batch_size, whatever the runs
+                batch, held = held[:batch_size], held[batch_size:]
+                for b in build_batches(_objects(batch, uid, src), uid):
                     on_batch(b)
-                uid += len(held)
-                held = []
+                uid += len(batch)
         if held:
             for b in build_batches(_objects(held, uid, src), uid):
                 on_batch(b)
