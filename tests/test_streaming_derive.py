@@ -1,9 +1,9 @@
 """The bounded-memory derive of the streaming ingest against the in-memory one.
 
-streaming.derive_from_file sorts the host events with DuckDB, builds the slices a part at a
-time (tree.slices_in_chunks) and reads the rest lazily from Parquet; trace.ingest builds
-everything from the whole events table (and test_tree checks that against a plain stack
-walk). Both must give the same tables, here with parts of a few rows so that every trace is
+streaming.derive_from_file, on a trace of more than IN_MEMORY_EVENTS events, sorts the host
+events with DuckDB, builds the slices a part at a time (tree.slices_in_chunks) and reads the
+rest lazily from Parquet; trace.ingest builds everything from the whole events table (and
+test_tree checks that against a plain stack walk). Both must give the same tables, here with parts of a few rows so that every trace is
 cut in many places.
 """
 import json
@@ -31,12 +31,13 @@ def _both(path, tmp_path, chunk_rows):
     whole = derived_tables(ev, [info])
     ev_path, sl_path = tmp_path / "events.parquet", tmp_path / "slices.parquet"
     pq.write_table(ev, ev_path)
-    real = streaming.write_slices
+    real, limit = streaming.write_slices, streaming.IN_MEMORY_EVENTS
     try:
         streaming.write_slices = lambda e, o: real(e, o, chunk_rows=chunk_rows)
+        streaming.IN_MEMORY_EVENTS = 0  # the path of big traces, on these small ones
         parts = streaming.derive_from_file(ev_path, [info], sl_path)
     finally:
-        streaming.write_slices = real
+        streaming.write_slices, streaming.IN_MEMORY_EVENTS = real, limit
     parts["slices"] = pq.read_table(sl_path)
     return whole, parts
 
