@@ -91,7 +91,11 @@ def build_kernels(ev, slices):
                       (pl.col("name") == "execute").fill_null(False).alias("execute")]).collect(engine="streaming")
     launches = (sl.with_row_index("_row").filter(pl.col("cat").is_in(list(LAUNCH_CATS)))
                 .with_columns(pl.col("_row").cast(pl.Int64)).collect(engine="streaming"))
-    k = ev.filter((pl.col("ph") == "X") & pl.col("cat").is_in(list(KERNEL_CATS))).collect(engine="streaming")
+    # the wide columns are gathered once, in uid order; the links are worked out on narrow
+    # frames in that same order and put beside them at the end (a join of the wide frame
+    # would copy every column of millions of kernels each time)
+    k = (ev.filter((pl.col("ph") == "X") & pl.col("cat").is_in(list(KERNEL_CATS))).drop(["ph", "flow_id", "end_ns"])
+         .collect(engine="streaming").sort(["trace_id", "uid"]))
     if k.height == 0:
         return KERNELS_SCHEMA.empty_table()
     k = k.with_columns(classify_expr().alias("kernel_class"),
@@ -100,7 +104,10 @@ def build_kernels(ev, slices):
                        pl.when(pl.col("device").is_null()).then(pl.col("pid_str")).alias("_dev_str"),
                        pl.when(pl.col("stream").is_null()).then(pl.col("tid_str")).alias("_stream_str"),
                        pl.col("dur_ns").fill_null(0))
-    k = clip_overlaps(k)
+    clipped = (clip_overlaps(k.select(["uid", "ts_ns", "dur_ns"] + STREAM_KEY)).sort(["trace_id", "uid"])
+               .select(["dur_ns", "end_ns", "dur_raw_ns", "clipped"]))
+    k = k.drop(["dur_ns", "_dev_str", "_stream_str"]).hstack(clipped)
+    del clipped
 
     # 1. correlation, only where the id lives in a single host process
     by_corr = (launches.filter(pl.col("correlation").is_not_null())
@@ -110,7 +117,8 @@ def build_kernels(ev, slices):
                .sort(["trace_id", "correlation", "_drv", "ts_ns", "uid"])
                .unique(["trace_id", "correlation"], keep="first", maintain_order=True)
                .select(["trace_id", "correlation", pl.col("uid").alias("_l1")]))
-    k = k.join(by_corr, on=["trace_id", "correlation"], how="left")
+    n = k.select(["trace_id", "uid", "correlation"]).join(by_corr, on=["trace_id", "correlation"], how="left",
+                                                          maintain_order="left")
     # 2. ac2g flows: start on a launch slice, finish on the device event
     fl = (ev.filter(pl.col("ph").is_in(["s", "f"]) & (pl.col("cat") == "ac2g"))
           .select(_AT + ["ph", "flow_id"]).collect(engine="streaming"))
@@ -124,10 +132,11 @@ def build_kernels(ev, slices):
         via = (f_ev.join(s_ev, on=["trace_id", "flow_id"], how="inner")
                .unique(["trace_id", "_k"], keep="first")
                .select(["trace_id", pl.col("_k").alias("uid"), "_l2"]))
-        k = k.join(via, on=["trace_id", "uid"], how="left")
+        n = n.join(via, on=["trace_id", "uid"], how="left", maintain_order="left")
     else:
-        k = k.with_columns(pl.lit(None, pl.Int64).alias("_l2"))
-    k = k.with_columns(
+        n = n.with_columns(pl.lit(None, pl.Int64).alias("_l2"))
+    del fl
+    n = n.with_columns(
         pl.coalesce(pl.col("_l1"), pl.col("_l2")).alias("launch_uid"),
         pl.when(pl.col("_l1").is_not_null()).then(pl.lit("correlation"))
           .when(pl.col("_l2").is_not_null()).then(pl.lit("flow")).alias("link"))
@@ -139,8 +148,9 @@ def build_kernels(ev, slices):
                             pl.col("pid").alias("launch_pid"), pl.col("tid").alias("launch_tid"),
                             "op_uid", "top_op_uid", pl.col("_row").alias("_launch_row")]).join(
         lmap.rename({"uid": "launch_uid"}), on=["trace_id", "launch_uid"], how="left")
-    k = k.join(info, on=["trace_id", "launch_uid"], how="left").sort(["trace_id", "uid"])
-    k = k.join(op_paths(tree, par, k), on=["trace_id", "uid"], how="left")
+    n = n.join(info, on=["trace_id", "launch_uid"], how="left", maintain_order="left")
+    n = n.with_columns(op_paths(tree, par, n)["op_path"])
+    k = k.hstack(n.drop(["trace_id", "uid", "correlation"]))
     out = k.select([f.name for f in KERNELS_SCHEMA]).to_arrow()
     return pa.table([out.column(f.name).cast(f.type) for f in KERNELS_SCHEMA], schema=KERNELS_SCHEMA)
 
