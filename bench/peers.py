@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """tracecols against the tools users have today, on the same input, in one run.
 
-usage: bench/peers.py TRACE_OR_DIR [--hta-python PY] [--skip hta,duckdb] [--timeout S]
+usage: bench/peers.py TRACE_OR_DIR [--hta-python PY] [--skip hta,duckdb,events] [--timeout S]
 
 Each contender runs in its own subprocess (so its peak RSS is its own), one after the other:
   tracecols  ingest + host tree + links + every analysis view, each as Parquet: the
@@ -10,6 +10,8 @@ Each contender runs in its own subprocess (so its peak RSS is its own), one afte
              + get_gpu_kernel_breakdown()  (package `holistictraceanalysis`, the `bench` extra;
              --hta-python runs it from another environment)
   duckdb     DuckDB's own JSON reader: read_json(…) + unnest(traceEvents) → Parquet
+and, unless skipped, what DuckDB's contender produces done by tracecols (not in the RESULT):
+  tracecols events  the read stage alone: every event, typed and lossless, → events.parquet
 For a directory, every trace file in it is one input (HTA reads the directory as one job).
 Prints wall time and peak RSS for each, and ends
   RESULT vs_hta=R1 vs_duckdb_read_json=R2        (peer time ÷ tracecols time)
@@ -36,6 +38,18 @@ s = time.perf_counter() - t
 n = pq.ParquetFile(f"{out}/events.parquet").metadata.num_rows
 print(json.dumps({"s": s, "rss": (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
                          + resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) * 1024, "events": n}))
+"""
+
+_TRACECOLS_EVENTS = r"""
+import json, resource, sys, time
+from tracecols import memory
+memory.for_this_process()
+from tracecols.streaming import write_events
+paths, out = json.loads(sys.argv[1]), sys.argv[2]
+t = time.perf_counter()
+write_events(paths, f"{out}/events.parquet")
+print(json.dumps({"s": time.perf_counter() - t, "rss": (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+                         + resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) * 1024}))
 """
 
 _HTA = r"""
@@ -97,7 +111,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("source")
     ap.add_argument("--hta-python", default=sys.executable, help="python with holistictraceanalysis installed")
-    ap.add_argument("--skip", default="", help="comma-separated: hta, duckdb")
+    ap.add_argument("--skip", default="", help="comma-separated: hta, duckdb, events")
     ap.add_argument("--timeout", type=float, default=None, help="stop a peer after this many seconds")
     a = ap.parse_args()
     paths = [os.path.abspath(p) for p in _trace_files(a.source)]
@@ -116,6 +130,10 @@ def main():
             ddir = os.path.join(tmp, "duck")
             os.mkdir(ddir)
             results["duckdb read_json"] = _run(sys.executable, _DUCKDB, json.dumps(paths), ddir, timeout=a.timeout)
+        if "events" not in skip:
+            edir = os.path.join(tmp, "tc_events")
+            os.mkdir(edir)
+            results["tracecols events"] = _run(sys.executable, _TRACECOLS_EVENTS, json.dumps(paths), edir)
     print(f"input   {a.source}: {len(paths)} file(s), {size / 1e6:.1f} MB on disk, {os.cpu_count()} cores")
     base = results["tracecols"]
     if "error" in base:
@@ -128,6 +146,10 @@ def main():
         else:
             ratio = "" if name == "tracecols" else f"   {r['s'] / base['s']:.2f}x tracecols' time"
             print(f"{name:<17} {r['s']:8.2f} s   peak RSS {r['rss'] / 1e6:7.0f} MB{ratio}")
+    ev, duck = results.get("tracecols events"), results.get("duckdb read_json")
+    if ev and duck and "s" in ev and "s" in duck:
+        print(f"like for like (events → Parquet only): duckdb read_json takes {duck['s'] / ev['s']:.2f}x "
+              f"tracecols' read stage, in {duck['rss'] / ev['rss']:.1f}x its memory")
     parts = []
     for key, name in (("vs_hta", "hta"), ("vs_duckdb_read_json", "duckdb read_json")):
         r = results.get(name)
