@@ -235,8 +235,11 @@ def _write_views(tmp, clock):
     engine = Engine(parquet.table_files(tmp), origin=str(tmp), memory_limit=DUCKDB_MEMORY,
                     temp_dir=tmp / ".spill")
     parquet.write_table(tmp / "device_specs.parquet", engine.table("device_specs"))
-    for name in engine.views:
-        engine.materialise_to(name, tmp / f"{name}.parquet")
+    engine.use_file("device_specs", tmp / "device_specs.parquet")
+    # two views at a time pay off on small traces only (docs/performance.md); on big ones
+    # they gain no time and add a second result's batches to the peak
+    small = pq.ParquetFile(tmp / "events.parquet").metadata.num_rows <= IN_MEMORY_EVENTS
+    engine.materialise_all_to(Path(tmp), threads=2 if small else 1)
     engine.con.close()
     shutil.rmtree(tmp / ".spill", ignore_errors=True)
     clock.lap("views")

@@ -1,4 +1,6 @@
 """A DuckDB connection over a set of Arrow tables or Parquet files, with the sql/ views on top."""
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+
 import duckdb
 import pyarrow as pa
 
@@ -36,6 +38,7 @@ class Engine:
                 continue
             self.con.execute(files[name][0])
             self.views.append(name)
+        self._reads = {n: set(files[n][1]) & set(self.views) for n in self.views}
 
     @property
     def names(self):
@@ -84,16 +87,54 @@ class Engine:
             self.con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM __done_{name}")
         return t
 
-    def materialise_to(self, name, path, batch_rows=1 << 17):
-        """Like materialise(), through a Parquet file: the result is streamed to `path` (never
-        held whole in memory) and the view then reads that file."""
+    def materialise_all_to(self, directory, threads=1):
+        """Like materialise(), for every view, through Parquet files: each result is streamed to
+        `directory`/<view>.parquet (never held whole in memory) and the view then reads that
+        file. Up to `threads` views run at a time, each once the views it reads are files.
+
+        Over a small trace a view is mostly per-query overhead that leaves a core idle (on two
+        cores the 32 views of a 50 MB trace take 1.0 s instead of 1.35 s); over a big one DuckDB
+        already keeps every core busy, and a second view's batches only add to the peak. The
+        base tables must be Parquet files: a registered Arrow table is not seen by a cursor.
+        """
+        registered = [n for n, t in self.base.items() if isinstance(t, pa.Table)]
+        if registered:
+            raise ValueError(f"materialise_all_to needs Parquet base tables, not {registered}")
+        pending, done, running = list(self.views), set(), {}
+        cursors = [self.con.cursor() for _ in range(threads)]
+        with ThreadPoolExecutor(threads) as pool:
+            while pending or running:
+                for name in [n for n in pending if self._reads[n] <= done][:threads - len(running)]:
+                    pending.remove(name)
+                    cur = cursors.pop()
+                    running[pool.submit(self._stream_to, cur, name, directory / f"{name}.parquet")] = (name, cur)
+                finished, _ = wait(running, return_when=FIRST_COMPLETED)
+                for f in finished:
+                    name, cur = running.pop(f)
+                    cursors.append(cur)
+                    f.result()
+                    self.con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM "
+                                     f"read_parquet({_sql_str(str(directory / f'{name}.parquet'))})")
+                    done.add(name)
+        for cur in cursors:
+            cur.close()
+
+    def use_file(self, name, path):
+        """Read base table `name` from the Parquet file at `path` from now on."""
+        if isinstance(self.base.get(name), pa.Table):
+            self.con.unregister(name)
+        self.con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM read_parquet({_sql_str(str(path))})")
+        self.base[name] = str(path)
+
+    def _stream_to(self, con, name, path, batch_rows=1 << 17):
         import pyarrow.parquet as pq
-        reader = self._run(f"SELECT * FROM {name}").to_arrow_reader(batch_rows)
+        try:
+            reader = con.sql(f"SELECT * FROM {name}").to_arrow_reader(batch_rows)
+        except duckdb.Error as e:
+            raise QueryError(self.origin, str(e)) from None
         with pq.ParquetWriter(path, reader.schema, compression="zstd") as w:
             for batch in reader:
                 w.write_batch(batch)
-        if name in self.views:
-            self.con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM read_parquet({_sql_str(str(path))})")
 
 
 # what `tracecols sql` runs: queries, and changes to its in-memory database only
