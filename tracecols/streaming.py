@@ -28,6 +28,7 @@ import pyarrow.parquet as pq
 
 from . import memory
 from .engine.connection import Engine
+from .engine.specs import device_specs_table
 from .errors import TraceError
 from .model.derive import TREE_COLUMNS, derived_tables, describe
 from .model.tree import build_slices
@@ -37,7 +38,7 @@ from .read import split
 from .read.kineto import read_events, read_head, read_trace
 from .read.source import Source, hash_file
 from .store import parquet
-from .trace import _Clock
+from .trace import BASE_TABLES, _Clock
 from .version import SCHEMA_VERSION, __version__
 
 EVENTS_SCHEMA = events_table([], 0, None).schema
@@ -57,9 +58,8 @@ def ingest_to_dir(paths, out_dir, keep_secrets=False, timings=None, views=True):
         memory.release()
         names = _write_views(tmp, clock) if views else []
         inputs = [{"path": i["path"], "size": i["size"], "sha256": i["sha256"]} for i in infos]
-        base = ["traces", "events", "devices", "slices", "kernels", "fx_marks"]
         parquet.write_manifest(tmp, {"tracecols_version": __version__, "schema_version": SCHEMA_VERSION,
-                                     "inputs": inputs, "tables": sorted(base + names)})
+                                     "inputs": inputs, "tables": sorted(list(BASE_TABLES) + names)})
         clock.lap("parquet")
     return Path(out_dir)
 
@@ -176,7 +176,7 @@ def derive_from_file(events_path, infos, slices_path, clock=None):
     rows and columns it needs) and its slices are built part by part (write_slices); a
     smaller one is read once, which is faster than a dozen scans and a sort on disk."""
     clock = clock or _Clock(None)
-    if pq.ParquetFile(events_path).metadata.num_rows > IN_MEMORY_EVENTS:
+    if not _small(events_path):
         write_slices(events_path, slices_path)
         ev = pl.scan_parquet(events_path)
     else:
@@ -188,6 +188,13 @@ def derive_from_file(events_path, infos, slices_path, clock=None):
 
 
 IN_MEMORY_EVENTS = 1 << 20  # about 0.5 GB at the peak of the tree and links stages
+
+
+def _small(events_path):
+    """Whether the events file holds few enough events to be derived in memory (and to have
+    its views written two at a time)."""
+    return pq.ParquetFile(events_path).metadata.num_rows <= IN_MEMORY_EVENTS
+
 SLICE_ROWS = 1 << 20  # slices built at once (about 0.5 GB at the peak of a part)
 
 # The host complete events (what host_slices_frame keeps, with dur clipped as the tree takes
@@ -232,14 +239,13 @@ def write_slices(events_path, out_path, chunk_rows=SLICE_ROWS):
 
 
 def _write_views(tmp, clock):
+    # a file, not an Arrow table: the view threads' cursors do not see registered tables
+    parquet.write_table(tmp / "device_specs.parquet", device_specs_table())
     engine = Engine(parquet.table_files(tmp), origin=str(tmp), memory_limit=DUCKDB_MEMORY,
                     temp_dir=tmp / ".spill")
-    parquet.write_table(tmp / "device_specs.parquet", engine.table("device_specs"))
-    engine.use_file("device_specs", tmp / "device_specs.parquet")
     # two views at a time pay off on small traces only (docs/performance.md); on big ones
     # they gain no time and add a second result's batches to the peak
-    small = pq.ParquetFile(tmp / "events.parquet").metadata.num_rows <= IN_MEMORY_EVENTS
-    engine.materialise_all_to(Path(tmp), threads=2 if small else 1)
+    engine.materialise_all_to(Path(tmp), threads=2 if _small(tmp / "events.parquet") else 1)
     engine.con.close()
     shutil.rmtree(tmp / ".spill", ignore_errors=True)
     clock.lap("views")

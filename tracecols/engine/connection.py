@@ -26,7 +26,7 @@ class Engine:
             if isinstance(t, pa.Table):
                 self.con.register(name, t)
             else:
-                self.con.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet({_sql_str(t)})")
+                self._read_file(name, t)
             self.base[name] = t
         if "device_specs" not in self.base:  # the device peak table, for op_perf
             self.base["device_specs"] = device_specs_table()
@@ -113,18 +113,14 @@ class Engine:
                     name, cur = running.pop(f)
                     cursors.append(cur)
                     f.result()
-                    self.con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM "
-                                     f"read_parquet({_sql_str(str(directory / f'{name}.parquet'))})")
+                    self._read_file(name, directory / f"{name}.parquet")
                     done.add(name)
         for cur in cursors:
             cur.close()
 
-    def use_file(self, name, path):
-        """Read base table `name` from the Parquet file at `path` from now on."""
-        if isinstance(self.base.get(name), pa.Table):
-            self.con.unregister(name)
-        self.con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM read_parquet({_sql_str(str(path))})")
-        self.base[name] = str(path)
+    def _read_file(self, name, path):
+        """From now on, `name` reads the Parquet file(s) at `path` (a path or a list of them)."""
+        self.con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM read_parquet({_sql_str(path)})")
 
     def _stream_to(self, con, name, path, batch_rows=1 << 17):
         import pyarrow.parquet as pq
