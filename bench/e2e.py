@@ -61,8 +61,11 @@ def main():
     print(f"trace    {path}  {mb:.1f} MB on disk, {e2e['events']:,} events, {os.cpu_count()} cores")
     print(f"floor    {floor['s']:8.2f} s   (bare ijson iteration, {floor['backend']})")
     print(f"decode   {decode['s']:8.2f} s   (tracecols' chunked decoder alone, {decode['s'] / floor['s']:.2f}x floor)")
+    views = e2e["stages"].pop("view_seconds", {})
     for stage, s in e2e["stages"].items():
         print(f"  {stage:<12} {s:8.2f} s   {s / floor['s']:5.2f}x floor")
+    for name, s in sorted(views.items(), key=lambda kv: -kv[1])[:5]:
+        print(f"    view {name:<24} {s:8.3f} s   {s / floor['s']:5.2f}x floor")
     print(f"e2e      {e2e['s']:8.2f} s   {e2e['events'] / e2e['s']:,.0f} ev/s, {e2e['tables']} tables and views, "
           f"peak RSS {e2e['rss'] / 1e6:.0f} MB")
     print(f"RESULT e2e_ratio_to_floor={e2e['s'] / floor['s']:.2f} peak_rss_mb={e2e['rss'] / 1e6:.0f} "

@@ -33,8 +33,6 @@
 --   idle_pct       DOUBLE   % (0-100), idle_ns / dur_ns
 --   score          DOUBLE   z(idle fraction) + 0.6 z(self time)
 --   source         VARCHAR  nearest enclosing python frame whose name looks like file.py(line) (null if none)
--- the pre-order range join carries the trace in its key (one inequality join, no hash join on trace_id)
-CREATE OR REPLACE MACRO _tc_pkey(tr, p) AS (tr::HUGEINT << 64) + p::HUGEINT;
 CREATE OR REPLACE VIEW optimizable_ops AS
 WITH q AS (
     SELECT *, (depth <= 0)::INT AS z,
@@ -151,13 +149,32 @@ z AS (
     FROM sc
     WINDOW d AS (PARTITION BY trace_id, device)
 ),
-src AS (  -- nearest enclosing slice whose name looks like file.py(line): a pre-order range join
-    SELECT c.trace_id, c.uid, arg_max(a.name, a.depth) AS source
-    FROM (SELECT DISTINCT z.trace_id, z.uid, s.pre FROM z JOIN slices s ON s.trace_id = z.trace_id AND s.uid = z.uid) c
-    JOIN (SELECT * FROM slices WHERE cat = 'python_function' AND regexp_matches(name, '\.py\(.*\)')) a
-      ON _tc_pkey(a.trace_id, a.pre) < _tc_pkey(c.trace_id, c.pre)
-     AND _tc_pkey(c.trace_id, c.pre) <= _tc_pkey(a.trace_id, a.subtree_end)
-    GROUP BY ALL
+frames AS (  -- python frames named like file.py(line): intervals [pre, subtree_end] of the pre-order
+    SELECT trace_id, name, pre, subtree_end FROM slices
+    WHERE cat = 'python_function' AND regexp_matches(name, '\.py\(.*\)')
+),
+bounds AS (  -- frame starts (key 2·pre+1) and ends (2·subtree_end+1): a candidate at 2·pre lies
+             -- strictly inside a frame exactly when a start and no end of it come before it
+    SELECT trace_id, k, sum(delta) AS delta, any_value(name) FILTER (WHERE delta = 1) AS name,
+           bool_or(delta = 1) AS starts
+    FROM (SELECT trace_id, 2 * pre + 1 AS k, 1 AS delta, name FROM frames
+          UNION ALL
+          SELECT trace_id, 2 * subtree_end + 1, -1, NULL FROM frames)
+    GROUP BY trace_id, k
+),
+open_after AS (  -- frames open once every bound up to k has passed; a start at k opens at level open - delta + 1
+    SELECT *, sum(delta) OVER (PARTITION BY trace_id ORDER BY k ROWS UNBOUNDED PRECEDING) AS open
+    FROM bounds
+),
+cpos AS (SELECT DISTINCT z.trace_id, z.uid, 2 * s.pre AS x
+         FROM z JOIN slices s ON s.trace_id = z.trace_id AND s.uid = z.uid),
+src AS (  -- the innermost open frame is the last start, before the candidate, at the level open there
+          -- (frames nest: a later start at that level would have had to close first)
+    SELECT c.trace_id, c.uid, f.name AS source
+    FROM (SELECT c.*, o.open FROM cpos c
+          ASOF JOIN open_after o ON o.trace_id = c.trace_id AND c.x >= o.k) c
+    ASOF JOIN (SELECT trace_id, k, name, open - delta + 1 AS level FROM open_after WHERE starts) f
+      ON f.trace_id = c.trace_id AND f.level = c.open AND c.x >= f.k
 )
 SELECT z.trace_id, t.rank, z.device,
        row_number() OVER (PARTITION BY z.trace_id, z.device ORDER BY score DESC, z.uid) AS score_rank,

@@ -56,7 +56,8 @@ def ingest_to_dir(paths, out_dir, keep_secrets=False, timings=None, views=True):
             parquet.write_table(tmp / f"{name}.parquet", tables.pop(name))
         clock.lap("parquet")
         memory.release()
-        names = _write_views(tmp, clock) if views else []
+        names = _write_views(tmp, clock, None if timings is None else timings.setdefault("view_seconds", {})) \
+            if views else []
         inputs = [{"path": i["path"], "size": i["size"], "sha256": i["sha256"]} for i in infos]
         parquet.write_manifest(tmp, {"tracecols_version": __version__, "schema_version": SCHEMA_VERSION,
                                      "inputs": inputs, "tables": sorted(list(BASE_TABLES) + names)})
@@ -238,14 +239,15 @@ def write_slices(events_path, out_path, chunk_rows=SLICE_ROWS):
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _write_views(tmp, clock):
+def _write_views(tmp, clock, view_seconds=None):
     # a file, not an Arrow table: the view threads' cursors do not see registered tables
     parquet.write_table(tmp / "device_specs.parquet", device_specs_table())
     engine = Engine(parquet.table_files(tmp), origin=str(tmp), memory_limit=DUCKDB_MEMORY,
                     temp_dir=tmp / ".spill")
     # two views at a time pay off on small traces only (docs/performance.md); on big ones
     # they gain no time and add a second result's batches to the peak
-    engine.materialise_all_to(Path(tmp), threads=2 if _small(tmp / "events.parquet") else 1)
+    engine.materialise_all_to(Path(tmp), threads=2 if _small(tmp / "events.parquet") else 1,
+                              view_seconds=view_seconds)
     engine.con.close()
     shutil.rmtree(tmp / ".spill", ignore_errors=True)
     clock.lap("views")

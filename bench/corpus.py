@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""The whole pipeline on every real trace, each against its own parser floor, in one run.
+
+usage: bench/corpus.py [DIR_OR_TRACE ...] [--top N] [--json OUT]      (default: ../shared/traces)
+
+For every Kineto trace found (ET files, rocprof output and TraceLens's CSVs are passed over),
+two fresh subprocesses, one after the other:
+  floor  for e in ijson.items(f, "traceEvents.item"): pass    (bench/ingest.py's, C backend)
+  e2e    `tracecols analyze TRACE -o OUT`'s pipeline (bench/e2e.py's): read, host tree, links,
+         every sql/ view to Parquet, with each stage's and each view's own wall time
+Every time is printed as a ratio to that trace's floor. The table is sorted by the e2e
+ratio, worst first; each row names the trace's slowest view. Ends with
+  RESULT worst_e2e_ratio=R worst_trace=NAME worst_view=VIEW:R median_e2e_ratio=R traces=N
+(worst_view: the highest single-view ratio over all traces). The load average is printed
+before and after: compare runs only on a quiet machine.
+"""
+import argparse
+import gzip
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+DEFAULT_DIR = HERE.parent.parent / "shared" / "traces"
+
+
+def is_kineto(path):
+    """A Chrome-trace JSON object with traceEvents (looked for in the first 64 KiB, then whole)."""
+    opener = gzip.open if path.name.endswith(".gz") else open
+    try:
+        with opener(path, "rb") as f:
+            head = f.read(1 << 16)
+            if b'"traceEvents"' in head:
+                return True
+            if not head.lstrip().startswith(b"{"):
+                return False
+            return b'"traceEvents"' in head + f.read()
+    except (OSError, EOFError):
+        return False
+
+
+def traces(args):
+    out = []
+    for a in args or [str(DEFAULT_DIR)]:
+        p = Path(a)
+        files = sorted(f for f in p.rglob("*.json*") if f.is_file()) if p.is_dir() else [p]
+        out += [f for f in files if f.name.endswith((".json", ".json.gz")) and is_kineto(f)]
+    return out
+
+
+def short(path, roots):
+    for r in roots:
+        try:
+            return str(Path(path).resolve().relative_to(Path(r).resolve()))
+        except ValueError:
+            pass
+    return Path(path).name
+
+
+def measure(path):
+    sys.path.insert(0, str(HERE))
+    from e2e import _E2E, _run
+    from ingest import _FLOOR
+    floor = _run(_FLOOR, str(path))
+    with tempfile.TemporaryDirectory() as tmp:
+        e2e = _run(_E2E, str(path), os.path.join(tmp, "out"))
+    f = floor["s"]
+    views = e2e["stages"].pop("view_seconds", {})
+    worst = max(views.items(), key=lambda kv: kv[1], default=("-", 0.0))
+    return {"mb": path.stat().st_size / 1e6, "events": e2e["events"], "floor_s": f, "e2e_s": e2e["s"],
+            "e2e": e2e["s"] / f, "stages": {k: v / f for k, v in e2e["stages"].items()},
+            "views": {k: v / f for k, v in views.items()}, "worst_view": (worst[0], worst[1] / f),
+            "rss_mb": e2e["rss"] / 1e6}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("paths", nargs="*")
+    ap.add_argument("--top", type=int, default=0, help="print only the N worst rows (default: all)")
+    ap.add_argument("--json", help="also write every measurement (per view too) to this file")
+    a = ap.parse_args()
+    roots = a.paths or [str(DEFAULT_DIR)]
+    files = traces(a.paths)
+    if not files:
+        sys.exit(f"bench/corpus.py: no Kineto trace under {', '.join(roots)}")
+    load0 = os.getloadavg()
+    t0 = time.perf_counter()
+    rows = {}
+    for i, p in enumerate(files, 1):
+        name = short(p, roots)
+        print(f"[{i}/{len(files)}] {name}", file=sys.stderr, flush=True)
+        rows[name] = measure(p)
+    load1 = os.getloadavg()
+    order = sorted(rows, key=lambda n: -rows[n]["e2e"])
+    stages = ["read", "tree", "links", "views"]
+    w = max(len(n) for n in order)
+    print(f"{'trace':<{w}} {'MB':>6} {'events':>8} {'floor s':>8} "
+          + " ".join(f"{s:>6}" for s in stages) + f" {'e2e':>6} {'RSS MB':>6}  slowest view (x floor)")
+    for n in order[:a.top or None]:
+        r = rows[n]
+        print(f"{n:<{w}} {r['mb']:6.1f} {r['events']:8d} {r['floor_s']:8.3f} "
+              + " ".join(f"{r['stages'].get(s, 0):6.2f}" for s in stages)
+              + f" {r['e2e']:6.2f} {r['rss_mb']:6.0f}  {r['worst_view'][0]}:{r['worst_view'][1]:.3f}")
+    big = sorted(rows, key=lambda n: -rows[n]["mb"])[:5]
+    print(f"five largest: worst e2e ratio {max(rows[n]['e2e'] for n in big):.2f} "
+          "(" + ", ".join(f"{n}={rows[n]['e2e']:.2f}" for n in big) + ")")
+    print(f"load average {load0[0]:.2f} before, {load1[0]:.2f} after; {os.cpu_count()} cores; "
+          f"{time.perf_counter() - t0:.0f} s")
+    if a.json:
+        Path(a.json).write_text(json.dumps(rows, indent=1))
+    worst = order[0]
+    vname, vtrace = max(((v, n) for n in rows for v in rows[n]["views"]),
+                        key=lambda vn: rows[vn[1]]["views"][vn[0]])
+    print(f"worst single view: {vname} on {vtrace}")
+    print(f"RESULT worst_e2e_ratio={rows[worst]['e2e']:.2f} worst_trace={worst} "
+          f"worst_view={vname}:{rows[vtrace]['views'][vname]:.2f} "
+          f"median_e2e_ratio={statistics.median(r['e2e'] for r in rows.values()):.2f} traces={len(rows)}")
+
+
+if __name__ == "__main__":
+    main()
