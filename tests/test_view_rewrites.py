@@ -3,9 +3,9 @@ where the slow shape occurs (deep Python stacks, many frames per op)."""
 import re
 
 import pytest
+from conftest import CORPUS
 
 import tracecols
-from conftest import CORPUS
 
 pytestmark = pytest.mark.corpus
 
