@@ -1,20 +1,26 @@
 #!/usr/bin/env python3
 """tracecols against the tools users have today, on the same input, in one run.
 
-usage: bench/peers.py TRACE_OR_DIR [--hta-python PY] [--skip hta,duckdb,events] [--timeout S]
+usage: bench/peers.py TRACE_OR_DIR [--hta-python PY] [--tracelens-python PY]
+                      [--skip hta,tracelens,duckdb,events] [--timeout S]
 
 Each contender runs in its own subprocess (so its peak RSS is its own), one after the other:
-  tracecols  ingest + host tree + links + every analysis view, each as Parquet: the
-             streaming pipeline of `tracecols analyze TRACE -o OUT` (bench/e2e.py's)
-  hta        HolisticTraceAnalysis: TraceAnalysis(trace_dir=…) + get_temporal_breakdown()
-             + get_gpu_kernel_breakdown()  (package `holistictraceanalysis`, the `bench` extra;
-             --hta-python runs it from another environment)
+  tracecols  `tracecols analyze TRACE -o OUT`, in process: ingest + host tree + links + every
+             analysis view, each as Parquet, and the summary it prints (several files: the
+             streaming ingest of them all, bench/e2e.py's)
+  hta        HolisticTraceAnalysis: TraceAnalysis(trace_dir=…) + temporal, kernel-type and
+             idle-time breakdowns + queue-length summary  (package `holistictraceanalysis`, the
+             `bench` extra; --hta-python runs it from another environment)
+  tracelens  AMD's TraceLens: generate_perf_report_pytorch(…, output_csvs_dir, kernel_summary)
+             per trace file, its PyTorch perf report with the kernel summary. It installs from
+             its GitHub repository only (the PyPI project named TraceLens is an unrelated tool):
+             --tracelens-python names a python that has it; without one the line says so
   duckdb     DuckDB's own JSON reader: read_json(…) + unnest(traceEvents) → Parquet
 and, unless skipped, what DuckDB's contender produces done by tracecols (not in the RESULT):
   tracecols events  the read stage alone: every event, typed and lossless, → events.parquet
 For a directory, every trace file in it is one input (HTA reads the directory as one job).
 Prints wall time and peak RSS for each, and ends
-  RESULT vs_hta=R1 vs_duckdb_read_json=R2        (peer time ÷ tracecols time)
+  RESULT vs_hta=R1 vs_tracelens=R2 vs_duckdb_read_json=R3      (peer time ÷ tracecols time)
 A peer stopped by --timeout gives a lower bound instead: vs_hta>=R (timeout ÷ tracecols time).
 """
 import argparse
@@ -26,14 +32,21 @@ import sys
 import tempfile
 
 _TRACECOLS = r"""
-import json, resource, sys, time
+import contextlib, io, json, resource, sys, time
 from tracecols import memory
 memory.for_this_process()  # as the tracecols command does, before polars and pyarrow load
 import pyarrow.parquet as pq
+from tracecols.cli import main
 from tracecols.streaming import ingest_to_dir
 paths, out = json.loads(sys.argv[1]), sys.argv[2]
 t = time.perf_counter()
-ingest_to_dir(paths, out)
+if len(paths) == 1:  # the command itself: ingest, every view, the summary it prints
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        rc = main(["analyze", paths[0], "-o", out])
+    if rc:
+        sys.exit(f"error: tracecols analyze exited {rc}")
+else:
+    ingest_to_dir(paths, out)
 s = time.perf_counter() - t
 n = pq.ParquetFile(f"{out}/events.parquet").metadata.num_rows
 print(json.dumps({"s": s, "rss": (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -61,6 +74,24 @@ with contextlib.redirect_stdout(io.StringIO()):
     a = TraceAnalysis(trace_dir=d)
     a.get_temporal_breakdown(visualize=False)
     a.get_gpu_kernel_breakdown(visualize=False)
+    a.get_idle_time_breakdown(visualize=False)
+    a.get_queue_length_summary(ranks=list(a.t.traces))
+print(json.dumps({"s": time.perf_counter() - t, "rss": (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+                         + resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) * 1024}))
+"""
+
+_TRACELENS = r"""
+import json, resource, sys, time, os, contextlib, io
+try:
+    from TraceLens.Reporting.generate_perf_report_pytorch import generate_perf_report_pytorch
+except ImportError:
+    sys.exit("error: AMD's TraceLens is not installed in this python (the PyPI package of that name "
+             "is an unrelated project; install it from its repository and pass --tracelens-python)")
+paths, out = json.loads(sys.argv[1]), sys.argv[2]
+t = time.perf_counter()
+with contextlib.redirect_stdout(io.StringIO()):
+    for i, p in enumerate(paths):
+        generate_perf_report_pytorch(p, output_csvs_dir=os.path.join(out, str(i)), kernel_summary=True)
 print(json.dumps({"s": time.perf_counter() - t, "rss": (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
                          + resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) * 1024}))
 """
@@ -111,7 +142,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("source")
     ap.add_argument("--hta-python", default=sys.executable, help="python with holistictraceanalysis installed")
-    ap.add_argument("--skip", default="", help="comma-separated: hta, duckdb, events")
+    ap.add_argument("--tracelens-python", default=sys.executable, help="python with AMD's TraceLens installed")
+    ap.add_argument("--skip", default="", help="comma-separated: hta, tracelens, duckdb, events")
     ap.add_argument("--timeout", type=float, default=None, help="stop a peer after this many seconds")
     a = ap.parse_args()
     paths = [os.path.abspath(p) for p in _trace_files(a.source)]
@@ -126,6 +158,10 @@ def main():
             for p in paths:
                 os.symlink(p, os.path.join(hdir, os.path.basename(p)))
             results["hta"] = _run(a.hta_python, _HTA, hdir, timeout=a.timeout)
+        if "tracelens" not in skip:
+            tdir = os.path.join(tmp, "tracelens")
+            os.mkdir(tdir)
+            results["tracelens"] = _run(a.tracelens_python, _TRACELENS, json.dumps(paths), tdir, timeout=a.timeout)
         if "duckdb" not in skip:
             ddir = os.path.join(tmp, "duck")
             os.mkdir(ddir)
@@ -151,7 +187,7 @@ def main():
         print(f"like for like (events → Parquet only): duckdb read_json takes {duck['s'] / ev['s']:.2f}x "
               f"tracecols' read stage, in {duck['rss'] / ev['rss']:.1f}x its memory")
     parts = []
-    for key, name in (("vs_hta", "hta"), ("vs_duckdb_read_json", "duckdb read_json")):
+    for key, name in (("vs_hta", "hta"), ("vs_tracelens", "tracelens"), ("vs_duckdb_read_json", "duckdb read_json")):
         r = results.get(name)
         if r and "timeout" in r:
             parts.append(f"{key}>={r['timeout'] / base['s']:.2f}")

@@ -86,10 +86,22 @@ def _fits(v, kind):
     if kind == "strlist":
         return t is list and all(type(x) is str for x in v)
     if kind == "intlist":
-        return t is list and all(type(x) is int and -(1 << 53) <= x <= (1 << 53) for x in v)
+        return t is list and _ints53(v)
     if kind == "dims":
-        return t is list and all(_fits(x, "intlist") for x in v)
+        if t is not list:
+            return False
+        for x in v:  # a loop, not all(): this runs for every shape of a group with one odd value
+            if type(x) is not list or not _ints53(x):
+                return False
+        return True
     return False
+
+
+def _ints53(v):
+    for x in v:
+        if type(x) is not int or not -(1 << 53) <= x <= (1 << 53):
+            return False
+    return True
 
 
 def _ns(v):
