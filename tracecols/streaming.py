@@ -243,7 +243,7 @@ def _write_views(tmp, clock, view_seconds=None):
     # a file, not an Arrow table: the view threads' cursors do not see registered tables
     parquet.write_table(tmp / "device_specs.parquet", device_specs_table())
     engine = Engine(parquet.table_files(tmp), origin=str(tmp), memory_limit=DUCKDB_MEMORY,
-                    temp_dir=tmp / ".spill")
+                    temp_dir=tmp / ".spill", defer_views=True)
     # two views at a time pay off on small traces only (docs/performance.md); on big ones
     # they gain no time and add a second result's batches to the peak
     engine.materialise_all_to(Path(tmp), threads=2 if _small(tmp / "events.parquet") else 1,
