@@ -153,28 +153,28 @@ frames AS (  -- python frames named like file.py(line): intervals [pre, subtree_
     SELECT trace_id, name, pre, subtree_end FROM slices
     WHERE cat = 'python_function' AND regexp_matches(name, '\.py\(.*\)')
 ),
-bounds AS (  -- frame starts (key 2·pre+1) and ends (2·subtree_end+1): a candidate at 2·pre lies
-             -- strictly inside a frame exactly when a start and no end of it come before it
-    SELECT trace_id, k, sum(delta) AS delta, any_value(name) FILTER (WHERE delta = 1) AS name,
-           bool_or(delta = 1) AS starts
-    FROM (SELECT trace_id, 2 * pre + 1 AS k, 1 AS delta, name FROM frames
-          UNION ALL
-          SELECT trace_id, 2 * subtree_end + 1, -1, NULL FROM frames)
-    GROUP BY trace_id, k
-),
-open_after AS (  -- frames open once every bound up to k has passed; a start at k opens at level open - delta + 1
-    SELECT *, sum(delta) OVER (PARTITION BY trace_id ORDER BY k ROWS UNBOUNDED PRECEDING) AS open
-    FROM bounds
-),
 cpos AS (SELECT DISTINCT z.trace_id, z.uid, 2 * s.pre AS x
          FROM z JOIN slices s ON s.trace_id = z.trace_id AND s.uid = z.uid),
-src AS (  -- the innermost open frame is the last start, before the candidate, at the level open there
-          -- (frames nest: a later start at that level would have had to close first)
-    SELECT c.trace_id, c.uid, f.name AS source
-    FROM (SELECT c.*, o.open FROM cpos c
-          ASOF JOIN open_after o ON o.trace_id = c.trace_id AND c.x >= o.k) c
-    ASOF JOIN (SELECT trace_id, k, name, open - delta + 1 AS level FROM open_after WHERE starts) f
-      ON f.trace_id = c.trace_id AND f.level = c.open AND c.x >= f.k
+marks AS (  -- in one pre-order stream: frame starts (+1, key 2·pre+1), frame ends (-1, key
+            -- 2·subtree_end+1) and candidates (0, key 2·pre): a candidate lies strictly inside
+            -- a frame exactly when the frame's start and not its end come before it
+    SELECT trace_id, 2 * pre + 1 AS k, 1 AS delta, name, NULL::BIGINT AS uid FROM frames
+    UNION ALL SELECT trace_id, 2 * subtree_end + 1, -1, NULL, NULL FROM frames
+    UNION ALL SELECT trace_id, x, 0, NULL, uid FROM cpos
+),
+leveled AS (  -- frames open after each mark: a start's own level, a candidate's count of
+              -- enclosing frames (at one key a leaf frame's start comes before its end)
+    SELECT *, sum(delta) OVER (PARTITION BY trace_id ORDER BY k, delta DESC ROWS UNBOUNDED PRECEDING) AS level
+    FROM marks
+),
+src AS (  -- frames nest, so the innermost one around a candidate is the last start before it
+          -- at its level: any later start at that level had to close first
+    SELECT trace_id, uid, source FROM (
+        SELECT trace_id, uid, delta,
+               last_value(name IGNORE NULLS) OVER (PARTITION BY trace_id, level ORDER BY k
+                                                   ROWS UNBOUNDED PRECEDING) AS source
+        FROM leveled WHERE delta >= 0)
+    WHERE delta = 0
 )
 SELECT z.trace_id, t.rank, z.device,
        row_number() OVER (PARTITION BY z.trace_id, z.device ORDER BY score DESC, z.uid) AS score_rank,
