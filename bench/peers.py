@@ -8,6 +8,9 @@ Each contender runs in its own subprocess (so its peak RSS is its own), one afte
   tracecols  `tracecols analyze TRACE -o OUT`, in process: ingest + host tree + links + every
              analysis view, each as Parquet, and the summary it prints (several files: the
              streaming ingest of them all, bench/e2e.py's)
+  tracecols summary  `tracecols analyze TRACE` without -o: the summary alone (GPU timeline,
+             kernels, ops, idle gaps, optimizable ops), nearer HTA's four breakdowns in what it
+             computes; printed and given as vs_hta_summary, the RESULT's vs_hta is the line above
   hta        HolisticTraceAnalysis: TraceAnalysis(trace_dir=…) + temporal, kernel-type and
              idle-time breakdowns + queue-length summary  (package `holistictraceanalysis`, the
              `bench` extra; --hta-python runs it from another environment)
@@ -35,22 +38,20 @@ _TRACECOLS = r"""
 import contextlib, io, json, resource, sys, time
 from tracecols import memory
 memory.for_this_process()  # as the tracecols command does, before polars and pyarrow load
-import pyarrow.parquet as pq
 from tracecols.cli import main
 from tracecols.streaming import ingest_to_dir
-paths, out = json.loads(sys.argv[1]), sys.argv[2]
+paths, out, write = json.loads(sys.argv[1]), sys.argv[2], sys.argv[3] == "1"
 t = time.perf_counter()
-if len(paths) == 1:  # the command itself: ingest, every view, the summary it prints
+if len(paths) == 1:  # the command itself: ingest, the analyses, the summary it prints
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-        rc = main(["analyze", paths[0], "-o", out])
+        rc = main(["analyze", paths[0]] + (["-o", out] if write else []))
     if rc:
         sys.exit(f"error: tracecols analyze exited {rc}")
 else:
     ingest_to_dir(paths, out)
 s = time.perf_counter() - t
-n = pq.ParquetFile(f"{out}/events.parquet").metadata.num_rows
 print(json.dumps({"s": s, "rss": (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-                         + resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) * 1024, "events": n}))
+                         + resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) * 1024}))
 """
 
 _TRACECOLS_EVENTS = r"""
@@ -74,7 +75,7 @@ with contextlib.redirect_stdout(io.StringIO()):
     a = TraceAnalysis(trace_dir=d)
     a.get_temporal_breakdown(visualize=False)
     a.get_gpu_kernel_breakdown(visualize=False)
-    a.get_idle_time_breakdown(visualize=False)
+    a.get_idle_time_breakdown(ranks=list(a.t.traces), visualize=False)
     a.get_queue_length_summary(ranks=list(a.t.traces))
 print(json.dumps({"s": time.perf_counter() - t, "rss": (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
                          + resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) * 1024}))
@@ -151,7 +152,10 @@ def main():
     skip = set(filter(None, a.skip.split(",")))
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
-        results["tracecols"] = _run(sys.executable, _TRACECOLS, json.dumps(paths), os.path.join(tmp, "tc"))
+        results["tracecols"] = _run(sys.executable, _TRACECOLS, json.dumps(paths), os.path.join(tmp, "tc"), "1")
+        if len(paths) == 1:
+            results["tracecols summary"] = _run(sys.executable, _TRACECOLS, json.dumps(paths),
+                                                os.path.join(tmp, "tc2"), "0")
         if "hta" not in skip:
             hdir = os.path.join(tmp, "hta")
             os.mkdir(hdir)
@@ -180,7 +184,7 @@ def main():
         elif "timeout" in r:
             print(f"{name:<17} stopped after {r['timeout']:.0f} s (--timeout), unfinished")
         else:
-            ratio = "" if name == "tracecols" else f"   {r['s'] / base['s']:.2f}x tracecols' time"
+            ratio = "" if name.startswith("tracecols") else f"   {r['s'] / base['s']:.2f}x tracecols' time"
             print(f"{name:<17} {r['s']:8.2f} s   peak RSS {r['rss'] / 1e6:7.0f} MB{ratio}")
     ev, duck = results.get("tracecols events"), results.get("duckdb read_json")
     if ev and duck and "s" in ev and "s" in duck:
@@ -193,6 +197,9 @@ def main():
             parts.append(f"{key}>={r['timeout'] / base['s']:.2f}")
         else:
             parts.append(f"{key}={r['s'] / base['s']:.2f}" if r and "error" not in r else f"{key}=n/a")
+    short, hta = results.get("tracecols summary"), results.get("hta")
+    if short and hta and "s" in short and "s" in hta:
+        parts.append(f"vs_hta_summary={hta['s'] / short['s']:.2f}")
     print("RESULT " + " ".join(parts))
 
 

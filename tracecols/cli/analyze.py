@@ -155,12 +155,13 @@ def _is_trace_file(source):
 
 def _analyze_trace(args):
     """A trace file goes through the streaming ingest (memory bounded whatever its size):
-    into -o, or into a temporary directory when there is none."""
+    into -o with every analysis written, or into a temporary directory when there is none,
+    where only the analyses the summary shows are computed (by the engine, on demand)."""
     from ..streaming import ingest_to_dir
     with tempfile.TemporaryDirectory(prefix="tracecols-") as tmp:
         out = args.output or os.path.join(tmp, "out")
         t0 = time.perf_counter()
-        ingest_to_dir([args.source], out)
+        ingest_to_dir([args.source], out, views=bool(args.output))
         t = open_trace(out)
         _note_unknown_devices(t)
         if args.output:
