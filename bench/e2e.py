@@ -9,14 +9,14 @@ Two fresh subprocesses, one after the other (each reports its own peak RSS):
   e2e    the streaming ingest of `tracecols ingest`/`analyze`: read → events.parquet (encoded
          on a second thread while parsing) → host tree → launch links → FX markers → every
          sql/ view streamed to its own Parquet file (tracecols.streaming.ingest_to_dir)
-Peak RSS is the process's own plus that of its largest child (the parser processes of a
-file read in parts): an upper bound of what was resident at once.
+Peak RSS is the process's own (ru_maxrss) plus the peak private memory of its part parsers,
+sampled (bench/memwatch.py: a forked parser shares its parent's pages, which its own RSS
+would count a second time); peaks that do not coincide are added all the same.
 Prints each stage's time, and ends
   RESULT e2e_ratio_to_floor=R peak_rss_mb=M events=N
 """
 import json
 import os
-import subprocess
 import sys
 
 _E2E = r"""
@@ -33,16 +33,20 @@ ingest_to_dir([p], out, timings=stages)
 s = time.perf_counter() - t0
 print(json.dumps({"s": s, "stages": stages, "tables": len(read_manifest(out)["tables"]),
                   "events": pq.ParquetFile(f"{out}/events.parquet").metadata.num_rows,
-                  "rss": (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-                         + resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) * 1024}))
+                  "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}))
 """
 
 
 def _run(code, *args):
-    r = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True)
+    """Run `code` in a fresh interpreter; its JSON result, with "rss" its own peak plus the
+    peak private memory of its part parsers (bench/memwatch.py)."""
+    from memwatch import run
+    r, children = run([sys.executable, "-c", code, *args])
     if r.returncode:
         sys.exit(r.stderr.strip().splitlines()[-1] if r.stderr.strip() else "failed")
-    return json.loads(r.stdout.strip().splitlines()[-1])
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    out["rss"] = out.get("rss", 0) + children
+    return out
 
 
 def main():

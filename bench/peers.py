@@ -22,7 +22,8 @@ Each contender runs in its own subprocess (so its peak RSS is its own), one afte
 and, unless skipped, what DuckDB's contender produces done by tracecols (not in the RESULT):
   tracecols events  the read stage alone: every event, typed and lossless, → events.parquet
 For a directory, every trace file in it is one input (HTA reads the directory as one job).
-Prints wall time and peak RSS for each, and ends
+Prints wall time and peak memory for each (the process's own ru_maxrss plus the peak
+private memory of its worker processes, sampled: bench/memwatch.py), and ends
   RESULT vs_hta=R1 vs_tracelens=R2 vs_duckdb_read_json=R3      (peer time ÷ tracecols time)
 A peer stopped by --timeout gives a lower bound instead: vs_hta>=R (timeout ÷ tracecols time).
 """
@@ -33,6 +34,8 @@ import signal
 import subprocess
 import sys
 import tempfile
+
+from memwatch import Watch
 
 _TRACECOLS = r"""
 import contextlib, io, json, resource, sys, time
@@ -50,8 +53,7 @@ if len(paths) == 1:  # the command itself: ingest, the analyses, the summary it 
 else:
     ingest_to_dir(paths, out)
 s = time.perf_counter() - t
-print(json.dumps({"s": s, "rss": (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-                         + resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) * 1024}))
+print(json.dumps({"s": s, "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}))
 """
 
 _TRACECOLS_EVENTS = r"""
@@ -62,8 +64,7 @@ from tracecols.streaming import write_events
 paths, out = json.loads(sys.argv[1]), sys.argv[2]
 t = time.perf_counter()
 write_events(paths, f"{out}/events.parquet")
-print(json.dumps({"s": time.perf_counter() - t, "rss": (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-                         + resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) * 1024}))
+print(json.dumps({"s": time.perf_counter() - t, "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}))
 """
 
 _HTA = r"""
@@ -77,8 +78,7 @@ with contextlib.redirect_stdout(io.StringIO()):
     a.get_gpu_kernel_breakdown(visualize=False)
     a.get_idle_time_breakdown(ranks=list(a.t.traces), visualize=False)
     a.get_queue_length_summary(ranks=list(a.t.traces))
-print(json.dumps({"s": time.perf_counter() - t, "rss": (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-                         + resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) * 1024}))
+print(json.dumps({"s": time.perf_counter() - t, "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}))
 """
 
 _TRACELENS = r"""
@@ -93,8 +93,7 @@ t = time.perf_counter()
 with contextlib.redirect_stdout(io.StringIO()):
     for i, p in enumerate(paths):
         generate_perf_report_pytorch(p, output_csvs_dir=os.path.join(out, str(i)), kernel_summary=True)
-print(json.dumps({"s": time.perf_counter() - t, "rss": (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-                         + resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) * 1024}))
+print(json.dumps({"s": time.perf_counter() - t, "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}))
 """
 
 _DUCKDB = r"""
@@ -111,8 +110,7 @@ for i, p in enumerate(paths):
     con.execute(f"COPY (SELECT unnest(traceEvents, recursive := true) FROM read_json(?, "
                 f"format='auto', maximum_object_size={limit})) "
                 f"TO '{out}/events_{i}.parquet' (FORMAT parquet, COMPRESSION zstd)", [p])
-print(json.dumps({"s": time.perf_counter() - t, "rss": (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-                         + resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) * 1024}))
+print(json.dumps({"s": time.perf_counter() - t, "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}))
 """
 
 
@@ -126,17 +124,21 @@ def _run(python, code, *args, timeout=None):
     # its own session, so that a timeout stops the peer's worker processes too
     p = subprocess.Popen([python, "-c", code, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          text=True, start_new_session=True)
+    watch = Watch(p)  # the contender and its workers, each page counted once
     try:
         out, err = p.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         os.killpg(p.pid, signal.SIGKILL)
         p.communicate()
         return {"timeout": timeout}
+    peak = watch.join()
     r = subprocess.CompletedProcess(p.args, p.returncode, out, err)
     if r.returncode != 0:
         lines = [x for x in r.stderr.strip().splitlines() if "Error" in x or "error" in x]
         return {"error": (lines or r.stderr.strip().splitlines() or ["failed"])[-1].strip()}
-    return json.loads(r.stdout.strip().splitlines()[-1])
+    res = json.loads(r.stdout.strip().splitlines()[-1])
+    res["rss"] += peak
+    return res
 
 
 def main():

@@ -168,7 +168,32 @@ def test_small_files_are_read_whole(tmp_path):
     assert split.MIN_BYTES > p.stat().st_size and _plan(p, 2) is None
 
 
-def test_compressed_files_are_read_whole(tmp_path, cut_small_files):
+@pytest.mark.corpus
+@pytest.mark.parametrize("path", [DATA_TRACE, CORPUS / _PICK[2]], ids=short)
+def test_gzip_files_are_cut_once_inflated_and_read_the_same(path, tmp_path, cut_small_files):
+    assert split.FORK, "these machines run Linux: gzip files are cut in forked parts"
+    whole, cut = _both(path, tmp_path, 3)
+    assert cut[0][0]["parts"] == 3 and cut[0][0]["gzip"] and whole[0][0]["gzip"]
+    _assert_same(whole, cut)
+
+
+def test_gzip_files_over_the_limit_or_damaged_are_read_as_a_stream(tmp_path, cut_small_files, monkeypatch):
     p = tmp_path / "t.json.gz"
-    p.write_bytes(gzip.compress(json.dumps({"traceEvents": _events(50)}).encode()))
-    assert _plan(p, 2) is None
+    body = json.dumps({"traceEvents": _events(500)}).encode()
+    p.write_bytes(gzip.compress(body[:3000]) + gzip.compress(body[3000:]))  # two members, as gzip allows
+    src = Source(p)
+    assert split.inflate(src)[0] == body
+    assert _plan(p, 2) is None, "no plan without the inflated data"
+    monkeypatch.setattr(split, "GZIP_MAX", len(body) - 1)
+    assert split.inflate(src) is None
+    monkeypatch.undo()
+    damaged = tmp_path / "d.json.gz"
+    z = bytearray(p.read_bytes())
+    z[len(z) // 4] ^= 0xFF
+    damaged.write_bytes(bytes(z))
+    assert split.inflate(Source(damaged)) is None
+    with pytest.raises(Malformed) as whole:  # and the stream read names the damage, as before
+        write_events([damaged], tmp_path / "w.parquet", parts=1)
+    with pytest.raises(Malformed) as cut:
+        write_events([damaged], tmp_path / "c.parquet", parts=2)
+    assert str(cut.value) == str(whole.value)

@@ -19,6 +19,7 @@ has the measurements.
 import os
 import shutil
 import tempfile
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -70,8 +71,8 @@ def write_events(paths, path, keep_secrets=False, clock=None, first_trace_id=0, 
     Returns one dict per trace: what read_trace returns, plus trace_id, rank, rank_source and
     parts (how many pieces the file was read in).
 
-    A large uncompressed local file is cut between events into `parts` pieces (default: one
-    per core; 1 reads every file whole), each parsed by its own process (read/split.py); if
+    A local file of some MB is cut between events into `parts` pieces (default: one per
+    core; 1 reads every file whole), each parsed by its own process (read/split.py); if
     any part fails, everything is read again the ordinary way, which also gives any real
     error its true position.
     """
@@ -127,10 +128,18 @@ def _read_whole(p, trace_id, writer):
 def _read_parts(p, trace_id, writer, scratch, parts):
     """Read one file in `parts` parts, each in its own process; None if it is not worth cutting."""
     src = Source(p)
-    if src.gzip or not src.size or src.size < split.MIN_BYTES:
+    if not src.size:
+        return None
+    data = digest = None
+    if src.gzip:
+        inflated = split.inflate(src)
+        if inflated is None:
+            return None
+        data, digest = inflated
+    elif src.size < split.MIN_BYTES:
         return None
     form, head = read_head(src)
-    planned = split.plan(src, form, parts)
+    planned = split.plan(src, form, parts, data)
     if planned is None:
         return None
     pieces, tail = planned
@@ -139,11 +148,14 @@ def _read_parts(p, trace_id, writer, scratch, parts):
     files = [os.path.join(scratch, f"part{k}.arrow") for k in range(len(pieces))]
     procs = [split.start_part(part, f) for part, f in zip(pieces[1:], files[1:])]
     with ThreadPoolExecutor(1) as hashing:
-        digest = hashing.submit(hash_file, src.path)
+        hashed = hashing.submit(hash_file, src.path) if digest is None else None
         try:
+            t0 = time.perf_counter()
             n, _ = read_events(pieces[0], form, writer.put)  # part 0 here, straight to the writer
+            # the other parts are about as long: one that takes far longer is stuck, not slow
+            timeout = 60 + 20 * (time.perf_counter() - t0)
             for proc, f in zip(procs, files[1:]):
-                count = split.finish_part(proc)
+                count = split.finish_part(proc, timeout)
                 writer.put_all(split.shifted_batches(f, n))
                 n += count
         except (TraceError, split.PartError) as e:
@@ -154,11 +166,11 @@ def _read_parts(p, trace_id, writer, scratch, parts):
                     proc.kill()
                     proc.wait()
     writer.flush()
-    size, sha = digest.result()
+    size, sha = digest if hashed is None else hashed.result()
     meta = dict(head)
     meta.update(tail)
     return {"path": src.path, "form": form, "metadata": meta, "n_events": n, "sha256": sha,
-            "size": size, "gzip": False, "head_rank": rank, "parts": len(pieces)}
+            "size": size, "gzip": src.gzip, "head_rank": rank, "parts": len(pieces)}
 
 
 def _set_ranks(path, ranks):

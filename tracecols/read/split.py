@@ -1,7 +1,11 @@
-"""Cut one large uncompressed trace into byte ranges that parse independently, one per core.
+"""Cut one trace into byte ranges that parse independently, one per core.
 
-The JSON parser is the cost of a read and it runs on one core. An uncompressed local file
-can be cut between two events and each part parsed by its own process. A cut is a comma
+The JSON parser is the cost of a read and it runs on one core. A local file can be cut
+between two events and each part parsed by its own process: an uncompressed file where it
+lies, a gzip file once inflated in memory (inflating is a tenth of the parse, and a
+deflate stream cannot be entered in the middle). On Linux a part's process is a fork of
+this one, which costs milliseconds; elsewhere it is a fresh interpreter (a fifth of a
+second and more), worth it only for large uncompressed files. A cut is a comma
 between `}` and `{"`, searched near the intended offset. (Inside a string a quote is
 escaped, so that pattern can only match falsely where a string ends in "}, {".) Each
 part is read as a complete JSON document of its own:
@@ -15,10 +19,14 @@ is outside every string and exactly one level inside the events array, i.e. betw
 events. A part that fails says nothing about the file, so the caller then reads the whole
 file the ordinary way (which reports any real error with its true offset).
 """
+import io
 import os
 import re
+import select
 import subprocess
 import sys
+import warnings
+import zlib
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -27,18 +35,21 @@ from .kineto import find_tail, read_events
 from .schema import RAW_SCHEMA
 from .source import Reader, Source, _DigitGuard, is_url
 
-MIN_BYTES = 64 << 20  # below this, starting processes costs more than it saves
+FORK = sys.platform == "linux"  # parts run in forks of this process (elsewhere: fresh interpreters)
+MIN_BYTES = (8 << 20) if FORK else (64 << 20)  # below this, the parts cost more than they save
+GZIP_MAX = 512 << 20  # a gzip file that inflates to more than this is read whole, as a stream
 _CUT = re.compile(rb'\}\s*,\s*\{\s*"')
 _SEARCH = 1 << 20  # how far past the intended offset a cut is looked for
 _TAIL_REGION = 1 << 20
 
 
 class Part(Source):
-    """Bytes [start, end) of a local file, framed by `prefix` and `suffix`, as a Source."""
+    """Bytes [start, end) of a local file, or of its inflated `data`, framed by `prefix` and
+    `suffix`, as a Source."""
 
-    def __init__(self, path, start, end, prefix, suffix):
+    def __init__(self, path, start, end, prefix, suffix, data=None):
         self.path, self.size, self.gzip, self._hasher = str(path), None, False, None
-        self.start, self.end, self.prefix, self.suffix = start, end, prefix, suffix
+        self.start, self.end, self.prefix, self.suffix, self.data = start, end, prefix, suffix, data
 
     def stream(self, hashed=False):
         # the digit guard too: ijson's C parser crashes on a number Python cannot convert
@@ -49,7 +60,7 @@ class _PartReader(Reader):
     """prefix + file bytes [start, end) + suffix, never more than `n` bytes per read."""
 
     def __init__(self, part):
-        self.f = self.inner = open(part.path, "rb")
+        self.f = self.inner = _opener(part.path, part.data)()
         self.f.seek(part.start)
         self.left = part.end - part.start
         self.head = part.prefix
@@ -68,19 +79,59 @@ class _PartReader(Reader):
         return out
 
 
-def plan(src, form, parts):
-    """(list of Part, tail keys) for reading `src` in `parts` pieces, or None when it should be
-    read whole (compressed, remote, small, or no cut found)."""
-    if parts < 2 or src.gzip or is_url(src.path) or not src.size or src.size < MIN_BYTES:
+def _opener(path, data):
+    # BytesIO shares the bytes it is given (nothing is copied until written to)
+    return (lambda: io.BytesIO(data)) if data is not None else (lambda: open(path, "rb"))
+
+
+def inflate(src):
+    """(the inflated content of gzip `src`, (size, sha256) of its raw bytes), or None where it
+    should be read as a stream: remote, smaller than MIN_BYTES or larger than GZIP_MAX
+    inflated, or damaged (the stream read then reports the damage where it is)."""
+    if not FORK or is_url(src.path) or not src.size or src.size > GZIP_MAX:
         return None
-    found = _array_end(src.path, src.size, form)
+    with open(src.path, "rb") as f:
+        f.seek(max(0, src.size - 4))
+        isize = int.from_bytes(f.read(4), "little")  # the (last member's) inflated size mod 2**32
+        if isize > GZIP_MAX or (isize < MIN_BYTES and src.size < MIN_BYTES):
+            return None
+        f.seek(0)
+        raw = f.read()
+    out, rest = [], raw
+    try:
+        while rest:  # one member after another, as gzip.GzipFile reads them
+            d = zlib.decompressobj(31)
+            out.append(d.decompress(rest, GZIP_MAX + 1 - sum(map(len, out))))
+            if not d.eof or sum(map(len, out)) > GZIP_MAX:
+                return None
+            rest = d.unused_data.lstrip(b"\0")  # GzipFile skips zero padding between members
+    except zlib.error:
+        return None
+    return b"".join(out), (len(raw), _sha256(raw))
+
+
+def _sha256(b):
+    import hashlib
+    return hashlib.sha256(b).hexdigest()
+
+
+def plan(src, form, parts, data=None):
+    """(list of Part, tail keys) for reading `src` in `parts` pieces, or None when it should be
+    read whole (remote, small, compressed without its inflated `data`, or no cut found)."""
+    if parts < 2 or is_url(src.path) or (src.gzip and data is None) or (data is not None and not FORK):
+        return None
+    size = len(data) if data is not None else src.size
+    if not size or size < MIN_BYTES:
+        return None
+    opener = _opener(src.path, data)
+    found = _array_end(opener, size, form)
     if found is None:
         return None
     array_end, tail = found
     cuts = []
-    with open(src.path, "rb") as f:
+    with opener() as f:
         for k in range(1, parts):
-            at = src.size * k // parts
+            at = size * k // parts
             f.seek(at)
             buf = f.read(_SEARCH)
             m = _CUT.search(buf)
@@ -91,16 +142,16 @@ def plan(src, form, parts):
                 return None
             cuts.append(cut)
     close = b"]}" if form == "object" else b"]"
-    out = [Part(src.path, 0, cuts[0], b"", close)]
+    out = [Part(src.path, 0, cuts[0], b"", close, data)]
     bounds = cuts + [array_end]
     for a, b in zip(bounds, bounds[1:]):
-        out.append(Part(src.path, a + 1, b, b"[", b"]"))
+        out.append(Part(src.path, a + 1, b, b"[", b"]", data))
     return out, tail
 
 
-def _array_end(path, size, form):
+def _array_end(opener, size, form):
     """(offset of the `]` that closes the events array, keys after it), from the file's end."""
-    with open(path, "rb") as f:
+    with opener() as f:
         for window in (1 << 16, 1 << 18, _TAIL_REGION):  # the end is usually in the last few KB
             start = max(0, size - window)
             f.seek(start)
@@ -134,20 +185,89 @@ def parse_part(part, out_path):
 
 
 def start_part(part, out_path):
-    """parse_part in a fresh interpreter (`python -m tracecols.read.split`): a plain child
-    process, which neither forks this one's threads nor re-imports the caller's script."""
+    """parse_part in its own process, started now: a fork of this one on Linux (no interpreter
+    to start, and it sees an inflated `data` without a copy), else a fresh interpreter
+    (`python -m tracecols.read.split`), which does not re-import the caller's script."""
+    if FORK:
+        return _Fork(part, out_path)
     args = [part.path, str(part.start), str(part.end), part.prefix.hex(), part.suffix.hex(), str(out_path)]
     return subprocess.Popen([sys.executable, "-m", __name__, *args], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
 
 
-def finish_part(proc):
-    """The event count of a start_part process; raises PartError if it failed."""
-    out, err = proc.communicate()
+def finish_part(proc, timeout=None):
+    """The event count of a start_part process; raises PartError if it failed or is still
+    running after `timeout` seconds (then it is stopped)."""
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        raise PartError(f"no answer after {timeout:.0f} s") from None
     if proc.returncode != 0:
         lines = err.decode(errors="replace").strip().splitlines()
         raise PartError(lines[-1] if lines else f"exit code {proc.returncode}")
     return int(out)
+
+
+class _Fork:
+    """A forked parse_part, with the part of Popen's interface that the caller uses.
+
+    The child parses, writes its count (or its error) to a pipe and leaves with os._exit, so
+    that nothing of the parent (buffers, atexit handlers, the Parquet writer's thread, which
+    a fork does not copy) runs twice. It touches nothing the parent's threads hold: the
+    parser, Arrow arrays from Python objects (malloc, which is fork-safe), one IPC file."""
+
+    def __init__(self, part, out_path):
+        r, w = os.pipe()
+        with warnings.catch_warnings():  # Python 3.12+ warns of any fork beside threads
+            warnings.simplefilter("ignore", DeprecationWarning)
+            pid = os.fork()
+        if pid == 0:
+            code, msg = 1, "failed"
+            try:
+                os.close(r)
+                msg, code = str(parse_part(part, out_path)), 0
+            except BaseException as e:
+                msg = f"{type(e).__name__}: {' '.join(str(e).split())}"
+            finally:
+                try:
+                    os.write(w, msg.encode(errors="replace"))
+                finally:
+                    os._exit(code)
+        os.close(w)
+        self.pid, self.fd, self.returncode = pid, r, None
+
+    def communicate(self, timeout=None):
+        chunks = []
+        while True:
+            ready, _, _ = select.select([self.fd], [], [], timeout)
+            if not ready:
+                raise subprocess.TimeoutExpired("part", timeout)
+            b = os.read(self.fd, 1 << 16)
+            if not b:
+                break
+            chunks.append(b)
+        os.close(self.fd)
+        self.wait()
+        msg = b"".join(chunks)
+        return (msg, b"") if self.returncode == 0 else (b"", msg)
+
+    def poll(self):
+        if self.returncode is None:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def wait(self):
+        if self.returncode is None:
+            self.returncode = os.waitstatus_to_exitcode(os.waitpid(self.pid, 0)[1])
+        return self.returncode
+
+    def kill(self):
+        if self.returncode is None:
+            os.kill(self.pid, 9)
 
 
 class PartError(Exception):
