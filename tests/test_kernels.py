@@ -66,7 +66,7 @@ def test_links_agree_with_flow_arrows(path):
 
 @pytest.mark.corpus
 def test_graph_launch_owns_all_its_kernels():
-    path = next(p for p in KINETO if "vllm_decode_full" in str(p))
+    path = next(p for p in KINETO if "vllm_decode_full/graph_execution" in str(p))
     t = tracecols.open(path)
     per = t.sql("""select l.name, k.launch_uid, count(*) n from kernels k join slices l on l.uid = k.launch_uid
                    where l.name in ('cudaGraphLaunch', 'hipGraphLaunch') group by all""")
