@@ -47,8 +47,9 @@ DUCKDB_MEMORY = "640MB"  # views spill to disk beyond this rather than grow the 
 
 
 def ingest_to_dir(paths, out_dir, keep_secrets=False, timings=None, views=True):
-    """Read trace files into `out_dir`: every base table and (with `views`) every sql/ view as
-    Parquet, plus _tracecols.json. Returns the output path."""
+    """Read trace files into `out_dir`: every base table and the sql/ views as Parquet, plus
+    _tracecols.json. `views`: True for every view, False for none, or the names of those to
+    write (with the views they read). Returns the output path."""
     clock = _Clock(timings)
     with parquet.staged_dir(out_dir) as tmp:
         infos = write_events(paths, tmp / "events.parquet", keep_secrets, clock)
@@ -57,8 +58,8 @@ def ingest_to_dir(paths, out_dir, keep_secrets=False, timings=None, views=True):
             parquet.write_table(tmp / f"{name}.parquet", tables.pop(name))
         clock.lap("parquet")
         memory.release()
-        names = _write_views(tmp, clock, None if timings is None else timings.setdefault("view_seconds", {})) \
-            if views else []
+        names = _write_views(tmp, clock, None if timings is None else timings.setdefault("view_seconds", {}),
+                             None if views is True else views) if views else []
         inputs = [{"path": i["path"], "size": i["size"], "sha256": i["sha256"]} for i in infos]
         parquet.write_manifest(tmp, {"tracecols_version": __version__, "schema_version": SCHEMA_VERSION,
                                      "inputs": inputs, "tables": sorted(list(BASE_TABLES) + names)})
@@ -251,16 +252,16 @@ def write_slices(events_path, out_path, chunk_rows=SLICE_ROWS):
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _write_views(tmp, clock, view_seconds=None):
+def _write_views(tmp, clock, view_seconds=None, only=None):
     # a file, not an Arrow table: the view threads' cursors do not see registered tables
     parquet.write_table(tmp / "device_specs.parquet", device_specs_table())
     engine = Engine(parquet.table_files(tmp), origin=str(tmp), memory_limit=DUCKDB_MEMORY,
                     temp_dir=tmp / ".spill", defer_views=True)
     # two views at a time pay off on small traces only (docs/performance.md); on big ones
     # they gain no time and add a second result's batches to the peak
-    engine.materialise_all_to(Path(tmp), threads=2 if _small(tmp / "events.parquet") else 1,
-                              view_seconds=view_seconds)
+    written = engine.materialise_all_to(Path(tmp), threads=2 if _small(tmp / "events.parquet") else 1,
+                                        view_seconds=view_seconds, only=only)
     engine.con.close()
     shutil.rmtree(tmp / ".spill", ignore_errors=True)
     clock.lap("views")
-    return ["device_specs"] + list(engine.views)
+    return ["device_specs"] + written

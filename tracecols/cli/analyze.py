@@ -83,6 +83,10 @@ def _table(out, title, header, rows, widths):
         out.write(fmt.format(*[_cut(c, abs(w)) for c, w in zip(r, widths)]) + "\n")
 
 
+# What summary() reads: without -o, the ingest writes only these (and what they read).
+SUMMARY_VIEWS = ("gpu_timeline", "kernel_stats", "op_summary", "idle_gaps", "optimizable_ops")
+
+
 def summary(trace, top=10, out=sys.stdout):
     """The terminal summary: GPU timeline, top kernels, top ops, worst idle gaps, optimizable ops."""
     names = trace.tables
@@ -156,12 +160,12 @@ def _is_trace_file(source):
 def _analyze_trace(args):
     """A trace file goes through the streaming ingest (memory bounded whatever its size):
     into -o with every analysis written, or into a temporary directory when there is none,
-    where only the analyses the summary shows are computed (by the engine, on demand)."""
+    where only the analyses the summary shows are written (in the same bounded memory)."""
     from ..streaming import ingest_to_dir
     with tempfile.TemporaryDirectory(prefix="tracecols-") as tmp:
         out = args.output or os.path.join(tmp, "out")
         t0 = time.perf_counter()
-        ingest_to_dir([args.source], out, views=bool(args.output))
+        ingest_to_dir([args.source], out, views=True if args.output else SUMMARY_VIEWS)
         t = open_trace(out)
         _note_unknown_devices(t)
         if args.output:

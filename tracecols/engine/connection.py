@@ -89,7 +89,7 @@ class Engine:
             self.con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM __done_{name}")
         return t
 
-    def materialise_all_to(self, directory, threads=1, view_seconds=None):
+    def materialise_all_to(self, directory, threads=1, view_seconds=None, only=None):
         """Like materialise(), for every view, through Parquet files: each result is streamed to
         `directory`/<view>.parquet (never held whole in memory) and the view then reads that
         file. Up to `threads` views run at a time, each once the views it reads are files.
@@ -99,16 +99,28 @@ class Engine:
         already keeps every core busy, and a second view's batches only add to the peak. The
         base tables must be Parquet files: a registered Arrow table is not seen by a cursor.
         `view_seconds`, when a dict, receives each view's own wall time (its query and its file).
+        `only` (names) limits the work to those views and the views they read. Returns the
+        names of the views written, in the order they were started.
         """
         registered = [n for n, t in self.base.items() if isinstance(t, pa.Table)]
         if registered:
             raise ValueError(f"materialise_all_to needs Parquet base tables, not {registered}")
-        pending, done, running = list(self.views), set(), {}
+        wanted = set(self.views)
+        if only is not None:
+            todo, wanted = [n for n in only if n in self._reads], set()
+            while todo:  # the views asked for and, recursively, those they read
+                n = todo.pop()
+                if n not in wanted:
+                    wanted.add(n)
+                    todo += self._reads[n]
+        pending, done, running = [n for n in self.views if n in wanted], set(), {}
+        started = []
         cursors = [self.con.cursor() for _ in range(threads)]
         with ThreadPoolExecutor(threads) as pool:
             while pending or running:
                 for name in [n for n in pending if self._reads[n] <= done][:threads - len(running)]:
                     pending.remove(name)
+                    started.append(name)
                     if name in self._undefined:
                         self.con.execute(self._undefined.pop(name))
                     cur = cursors.pop()
@@ -123,6 +135,7 @@ class Engine:
                     done.add(name)
         for cur in cursors:
             cur.close()
+        return started
 
     def _read_file(self, name, path):
         """From now on, `name` reads the Parquet file(s) at `path` (a path or a list of them)."""
