@@ -147,6 +147,7 @@ def _read_parts(p, trace_id, writer, scratch, parts):
     rank = detect_rank(p, head)[0]
     writer.context = (trace_id, rank)
     files = [os.path.join(scratch, f"part{k}.arrow") for k in range(len(pieces))]
+    writer.wait_idle()  # a part may be a fork: of a process whose other thread holds no lock
     procs = [split.start_part(part, f) for part, f in zip(pieces[1:], files[1:])]
     with ThreadPoolExecutor(1) as hashing:
         hashed = hashing.submit(hash_file, src.path) if digest is None else None

@@ -100,6 +100,11 @@ class BackgroundWriter:
             self._queue.put((self.context, self._pending))
             self._pending, self._rows = [], 0
 
+    def wait_idle(self):
+        """Return once the writer thread has written everything queued (it then only waits
+        for the next group, holding nothing): before a fork, say."""
+        self._queue.join()
+
     def put_all(self, batches):
         """put() each batch of a fast source, holding at most one group beside the one written."""
         for b in batches:
