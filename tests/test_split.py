@@ -53,14 +53,17 @@ def _assert_same(whole, cut):
     # rows are grouped by kind within each batch, and batches start where parts do: the
     # same rows, in uid (file) order. The JSON text of leftover keys (args, extra) lists them
     # in the order of the first event of their group in the batch: compared as objects.
-    ct, wt = ct.sort_by("uid"), wt.sort_by("uid")
+    order = [("trace_id", "ascending"), ("uid", "ascending")]
+    ct, wt = ct.sort_by(order), wt.sort_by(order)
     text = ("args", "extra")
     assert ct.drop_columns(list(text)).equals(wt.drop_columns(list(text)))
     for c in text:
         assert [None if v is None else json.loads(v) for v in ct.column(c).to_pylist()] == \
                [None if v is None else json.loads(v) for v in wt.column(c).to_pylist()], c
-    for key in ("n_events", "metadata", "sha256", "size", "rank", "rank_source", "form"):
-        assert ci[0][key] == wi[0][key], key
+    assert len(ci) == len(wi)
+    for c, w in zip(ci, wi):
+        for key in ("trace_id", "n_events", "metadata", "sha256", "size", "rank", "rank_source", "form", "gzip"):
+            assert c[key] == w[key], key
 
 
 # A spread of the corpus: old and new torch, AMD, MTIA, NCCL metadata, ns timestamps,
@@ -197,3 +200,14 @@ def test_gzip_files_over_the_limit_or_damaged_are_read_as_a_stream(tmp_path, cut
     with pytest.raises(Malformed) as cut:
         write_events([damaged], tmp_path / "c.parquet", parts=2)
     assert str(cut.value) == str(whole.value)
+
+
+
+@pytest.mark.corpus
+def test_two_gzip_traces_in_one_file_each_cut_after_the_other(tmp_path, cut_small_files):
+    """The second trace's parts are forked after the writer has taken the first trace's rows."""
+    paths = [DATA_TRACE, CORPUS / _PICK[2]]
+    whole = write_events(paths, tmp_path / "whole.parquet", parts=1)
+    cut = write_events(paths, tmp_path / "cut.parquet", parts=2)
+    assert [i["parts"] for i in cut] == [2, 2]
+    _assert_same((whole, pq.read_table(tmp_path / "whole.parquet")), (cut, pq.read_table(tmp_path / "cut.parquet")))
