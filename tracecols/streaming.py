@@ -131,15 +131,15 @@ def _read_parts(p, trace_id, writer, scratch, parts):
     src = Source(p)
     if not src.size:
         return None
+    if not src.gzip and src.size < split.MIN_BYTES:
+        return None
+    form, head = read_head(src)  # before inflating: a file that is no trace fails here, at once
     data = digest = None
     if src.gzip:
         inflated = split.inflate(src)
         if inflated is None:
             return None
         data, digest = inflated
-    elif src.size < split.MIN_BYTES:
-        return None
-    form, head = read_head(src)
     planned = split.plan(src, form, parts, data)
     if planned is None:
         return None
