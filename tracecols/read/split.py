@@ -19,6 +19,7 @@ is outside every string and exactly one level inside the events array, i.e. betw
 events. A part that fails says nothing about the file, so the caller then reads the whole
 file the ordinary way (which reports any real error with its true offset).
 """
+import hashlib
 import io
 import os
 import re
@@ -37,7 +38,7 @@ from .source import Reader, Source, _DigitGuard, is_url
 
 FORK = sys.platform == "linux"  # parts run in forks of this process (elsewhere: fresh interpreters)
 MIN_BYTES = (8 << 20) if FORK else (64 << 20)  # below this, the parts cost more than they save
-GZIP_MAX = 512 << 20  # a gzip file that inflates to more than this is read whole, as a stream
+GZIP_MAX = 256 << 20  # a gzip file that inflates to more than this is read as a stream (memory)
 _CUT = re.compile(rb'\}\s*,\s*\{\s*"')
 _SEARCH = 1 << 20  # how far past the intended offset a cut is looked for
 _TAIL_REGION = 1 << 20
@@ -107,12 +108,7 @@ def inflate(src):
             rest = d.unused_data.lstrip(b"\0")  # GzipFile skips zero padding between members
     except zlib.error:
         return None
-    return b"".join(out), (len(raw), _sha256(raw))
-
-
-def _sha256(b):
-    import hashlib
-    return hashlib.sha256(b).hexdigest()
+    return b"".join(out), (len(raw), hashlib.sha256(raw).hexdigest())
 
 
 def plan(src, form, parts, data=None):
