@@ -185,7 +185,10 @@ def test_gzip_files_over_the_limit_or_damaged_are_read_as_a_stream(tmp_path, cut
     body = json.dumps({"traceEvents": _events(500)}).encode()
     p.write_bytes(gzip.compress(body[:3000]) + gzip.compress(body[3000:]))  # two members, as gzip allows
     src = Source(p)
-    assert split.inflate(src)[0] == body
+    assert split.worth_cutting(src) and split.inflate(src)[0] == body
+    monkeypatch.setattr(split, "MIN_BYTES", 10 * len(body))  # its size field says it is small
+    assert not split.worth_cutting(src)
+    monkeypatch.setattr(split, "MIN_BYTES", 0)
     assert _plan(p, 2) is None, "no plan without the inflated data"
     monkeypatch.setattr(split, "GZIP_MAX", len(body) - 1)
     assert split.inflate(src) is None

@@ -129,9 +129,7 @@ def _read_whole(p, trace_id, writer):
 def _read_parts(p, trace_id, writer, scratch, parts):
     """Read one file in `parts` parts, each in its own process; None if it is not worth cutting."""
     src = Source(p)
-    if not src.size:
-        return None
-    if not src.gzip and src.size < split.MIN_BYTES:
+    if not split.worth_cutting(src):
         return None
     form, head = read_head(src)  # before inflating: a file that is no trace fails here, at once
     data = digest = None

@@ -85,18 +85,27 @@ def _opener(path, data):
     return (lambda: io.BytesIO(data)) if data is not None else (lambda: open(path, "rb"))
 
 
-def inflate(src):
-    """(the inflated content of gzip `src`, (size, sha256) of its raw bytes), or None where it
-    should be read as a stream: remote, smaller than MIN_BYTES or larger than GZIP_MAX
-    inflated, or damaged (the stream read then reports the damage where it is)."""
-    if not FORK or is_url(src.path) or not src.size or src.size > GZIP_MAX:
-        return None
+def worth_cutting(src):
+    """Whether `src` is large enough to be read in parts, and can be: local, and for gzip
+    where parts are forks and it inflates to between MIN_BYTES and GZIP_MAX (read from the
+    size field at its end: four bytes, before anything is inflated or parsed)."""
+    if is_url(src.path) or not src.size:
+        return False
+    if not src.gzip:
+        return src.size >= MIN_BYTES
+    if not FORK or src.size > GZIP_MAX:
+        return False
     with open(src.path, "rb") as f:
         f.seek(max(0, src.size - 4))
         isize = int.from_bytes(f.read(4), "little")  # the (last member's) inflated size mod 2**32
-        if isize > GZIP_MAX or (isize < MIN_BYTES and src.size < MIN_BYTES):
-            return None
-        f.seek(0)
+    return isize <= GZIP_MAX and (isize >= MIN_BYTES or src.size >= MIN_BYTES)
+
+
+def inflate(src):
+    """(the inflated content of gzip `src`, (size, sha256) of its raw bytes), or None where it
+    should be read as a stream: more than GZIP_MAX inflated, or damaged (the stream read then
+    reports the damage where it is). For a `src` that is worth_cutting."""
+    with open(src.path, "rb") as f:
         raw = f.read()
     out, rest = [], raw
     try:
