@@ -46,14 +46,15 @@ EVENTS_SCHEMA = events_table([], 0, None).schema
 DUCKDB_MEMORY = "640MB"  # views spill to disk beyond this rather than grow the process
 
 
-def ingest_to_dir(paths, out_dir, keep_secrets=False, timings=None, views=True):
+def ingest_to_dir(paths, out_dir, keep_secrets=False, timings=None, views=True, captures=()):
     """Read trace files into `out_dir`: every base table and the sql/ views as Parquet, plus
     _tracecols.json. `views`: True for every view, False for none, or the names of those to
-    write (with the views they read). Returns the output path."""
+    write (with the views they read). `captures`: capture.Capture objects for the graph
+    replays (trace.read_captures). Returns the output path."""
     clock = _Clock(timings)
     with parquet.staged_dir(out_dir) as tmp:
         infos = write_events(paths, tmp / "events.parquet", keep_secrets, clock)
-        tables = derive_from_file(tmp / "events.parquet", infos, tmp / "slices.parquet", clock)
+        tables = derive_from_file(tmp / "events.parquet", infos, tmp / "slices.parquet", clock, captures)
         for name in list(tables):
             parquet.write_table(tmp / f"{name}.parquet", tables.pop(name))
         clock.lap("parquet")
@@ -181,9 +182,10 @@ def _set_ranks(path, ranks):
     parquet.write_table(path, t)
 
 
-def derive_from_file(events_path, infos, slices_path, clock=None):
+def derive_from_file(events_path, infos, slices_path, clock=None, captures=()):
     """model.derive.derived_tables over the events file written by write_events, with the
-    slices written to `slices_path`; returns the other derived tables.
+    slices written to `slices_path`; returns the other derived tables. Nodes grafted under
+    graph launches (model/capture.py) are added to both files.
 
     A file of more than IN_MEMORY_EVENTS events is scanned lazily (each step reads only the
     rows and columns it needs) and its slices are built part by part (write_slices); a
@@ -197,7 +199,14 @@ def derive_from_file(events_path, infos, slices_path, clock=None):
         parquet.write_table(slices_path, build_slices(ev))
     memory.release()
     clock.lap("tree")
-    return derived_tables(ev, infos, clock, slices=pl.scan_parquet(slices_path))
+    tables = derived_tables(ev, infos, clock, slices=pl.scan_parquet(slices_path), captures=captures,
+                            events_schema=EVENTS_SCHEMA)
+    grafted = tables.pop("events_grafted")
+    if "slices" in tables:
+        parquet.write_table(slices_path, tables.pop("slices"))
+    if grafted.num_rows:
+        parquet.append_rows(events_path, grafted)
+    return tables
 
 
 IN_MEMORY_EVENTS = 1 << 20  # about 0.5 GB at the peak of the tree and links stages

@@ -1,4 +1,5 @@
 """`tracecols.open(...)` -> Trace: the tables of one or more trace files, queryable with SQL."""
+import json
 import os
 import time
 from pathlib import Path
@@ -6,18 +7,19 @@ from pathlib import Path
 import pyarrow as pa
 
 from .engine.connection import Engine
-from .errors import SourceIOError
+from .errors import Malformed, SourceIOError
 from .model.secrets import METADATA_COLUMNS, redact_table
 from .store import parquet
 from .version import SCHEMA_VERSION, __version__
 
-BASE_TABLES = ("traces", "events", "devices", "slices", "kernels", "fx_marks")
+BASE_TABLES = ("traces", "events", "devices", "slices", "kernels", "fx_marks", "graph_replays", "graph_nodes")
 
 
-def ingest(paths, timings=None, keep_secrets=False):
+def ingest(paths, timings=None, keep_secrets=False, captures=()):
     """Read trace files into the base tables: {name: Arrow table}, plus the input descriptions.
 
     Secret-looking metadata values are redacted (see model/secrets.py) unless `keep_secrets`.
+    `captures`: capture.Capture objects the graph replays are matched to (read_captures).
 
     `timings`, when a dict, receives the seconds spent per stage (read, tree, links, …).
     """
@@ -33,12 +35,47 @@ def ingest(paths, timings=None, keep_secrets=False):
         info = describe(read_trace(path, batches.append), trace_id, path, keep_secrets)
         events = events_table(batches, trace_id, info["rank"])
         del batches
-        parts["events"].append(events)
-        for name, table in derived_tables(events, [info], clock).items():
+        derived = derived_tables(events, [info], clock, captures=captures, events_schema=events.schema)
+        grafted = derived.pop("events_grafted")
+        parts["events"].append(pa.concat_tables([events, grafted]) if grafted.num_rows else events)
+        for name, table in derived.items():
             parts[name].append(table)
         inputs.append({"path": info["path"], "size": info["size"], "sha256": info["sha256"]})
     tables = {name: pa.concat_tables(ts) if len(ts) > 1 else ts[0] for name, ts in parts.items()}
     return tables, inputs
+
+
+CAPTURE_DETAILS = "execution_details.json"
+
+
+def read_captures(directory):
+    """The capture traces of a directory as capture.Capture objects, in the order matching
+    tries them: those listed in its execution_details.json (file, batch_size, mode), else
+    every trace file in it by name."""
+    from .model.capture import Capture
+    d = Path(str(directory))
+    if not d.is_dir():
+        raise SourceIOError(d, "is not a directory of capture traces (--capture wants the folder that holds them)")
+    listed = d / CAPTURE_DETAILS
+    if listed.exists():
+        try:
+            entries = json.loads(listed.read_text())
+            items = [(d / e["file"], e.get("batch_size"), e.get("mode")) for e in entries]
+        except (ValueError, TypeError, KeyError) as e:
+            raise Malformed(listed, f"expected a JSON list of {{file, batch_size, mode}} objects ({e})") from None
+    else:
+        items = [(p, None, None) for p in sorted(d.iterdir())
+                 if p.is_file() and (p.name.endswith(".json") or p.name.endswith(".json.gz"))]
+    if not items:
+        raise SourceIOError(d, "holds no capture traces (*.json, *.json.gz)")
+    out = []
+    for i, (path, batch, mode) in enumerate(items):
+        if not path.exists():
+            raise SourceIOError(path, f"is listed in {CAPTURE_DETAILS} but does not exist")
+        tables, _ = ingest([str(path)])
+        out.append(Capture(i, str(path), tables, batch if type(batch) is int else None,
+                           mode if isinstance(mode, str) else None))
+    return out
 
 
 class _Clock:
@@ -98,16 +135,20 @@ class Trace:
         return f"<tracecols.Trace {self.origin}: {', '.join(self.tables)}>"
 
 
-def open(*paths, keep_secrets=False):  # noqa: A001 - the public name is tracecols.open
+def open(*paths, keep_secrets=False, capture=None):  # noqa: A001 - the public name is tracecols.open
     """Open trace files (local or fsspec URLs, .json or .json.gz), or a directory written by save()/ingest.
 
     Metadata values under secret-looking keys (tokens, passwords, keys, …) are redacted in the
-    tables, whatever was stored, unless `keep_secrets=True`.
+    tables, whatever was stored, unless `keep_secrets=True`. `capture`: a directory of graph
+    capture traces (docs/graphs.md); graph-replayed kernels are then given to the ops that
+    captured them.
     """
     if not paths:
         raise TypeError("tracecols.open() needs at least one path")
     if len(paths) == 1 and os.path.isdir(str(paths[0])):
         d = Path(paths[0])
+        if capture is not None:
+            raise SourceIOError(d, "is an ingested directory; pass capture= when opening the trace file itself")
         manifest = parquet.read_manifest(d)
         if manifest and manifest.get("layout") == "lake":  # written by `tracecols ingest`: many traces
             from .fleet.lake import Lake
@@ -122,5 +163,6 @@ def open(*paths, keep_secrets=False):  # noqa: A001 - the public name is traceco
                 if name in base:
                     base[name] = redact_table(name, pq.read_table(base[name]))
         return Trace(base, manifest.get("inputs", []), origin=str(d))
-    tables, inputs = ingest([str(p) for p in paths], keep_secrets=keep_secrets)
+    captures = read_captures(capture) if capture is not None else ()
+    tables, inputs = ingest([str(p) for p in paths], keep_secrets=keep_secrets, captures=captures)
     return Trace(tables, inputs, origin=", ".join(str(p) for p in paths))

@@ -9,6 +9,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..memory import release
+from .capture import merge
 from .checks import event_warnings, kernel_warnings
 from .fx import fx_marks
 from .kernels import build_kernels
@@ -35,8 +36,9 @@ class _NoClock:
         pass
 
 
-def derived_tables(ev, infos, clock=None, slices=None):
-    """{name: Arrow table} of traces, devices, slices, kernels and fx_marks.
+def derived_tables(ev, infos, clock=None, slices=None, captures=(), events_schema=None):
+    """{name: Arrow table} of traces, devices, slices, kernels, fx_marks, graph_replays and
+    graph_nodes, plus `events_grafted`: the rows to add to `events` (capture.py).
 
     `ev` is the events of the traces `infos` describe (see describe()), holding at least
     TREE_COLUMNS: an Arrow table, or a polars LazyFrame such as a scan of events.parquet.
@@ -44,8 +46,10 @@ def derived_tables(ev, infos, clock=None, slices=None):
     columns it needs: the checks and the time span are streaming aggregates, the tree reads
     the host complete events, the links the device events and ac2g flows. `slices`, if
     given, is the slices table already built (a LazyFrame over the file the streaming
-    ingest wrote part by part); it is then left out of the result. `clock.lap(stage)` is
-    told when the read, tree and links stages end.
+    ingest wrote part by part); it is then left out of the result unless graph launches
+    changed it. `captures`: capture.Capture objects whose graphs the replays are matched
+    to; `events_schema`: that of `events`. `clock.lap(stage)` is told when the read, tree,
+    links and graphs stages end.
     """
     clock = clock or _NoClock()
     ev = lazy_events(ev, TREE_COLUMNS)
@@ -62,6 +66,11 @@ def derived_tables(ev, infos, clock=None, slices=None):
     kernels = build_kernels(ev, slices)
     release()
     clock.lap("links")
+    graphs = merge(slices, kernels, events_schema, captures)
+    if graphs["slices"] is not slices:
+        slices, built = graphs["slices"], True
+    kernels = graphs["kernels"]
+    clock.lap("graphs")
     traces, devices = [], []
     for info in infos:
         t = info["trace_id"]
@@ -70,7 +79,9 @@ def derived_tables(ev, infos, clock=None, slices=None):
         devices.append(devices_table(t, info["metadata"]))
     clock.lap("read")
     out = {"traces": pa.concat_tables(traces), "devices": pa.concat_tables(devices),
-           "kernels": kernels, "fx_marks": fx_marks(slices, kernels)}
+           "kernels": kernels, "fx_marks": fx_marks(slices, kernels),
+           "graph_replays": graphs["graph_replays"], "graph_nodes": graphs["graph_nodes"],
+           "events_grafted": graphs["events"]}
     if built:
         out["slices"] = slices
     return out

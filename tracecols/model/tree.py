@@ -47,7 +47,7 @@ SLICES_SCHEMA = pa.schema([
     ("correlation", pa.int64()), ("external_id", pa.int64()),
     ("parent_uid", pa.int64()), ("depth", pa.int32()), ("root_uid", pa.int64()),
     ("op_uid", pa.int64()), ("top_op_uid", pa.int64()), ("py_uid", pa.int64()),
-    ("pre", pa.int64()), ("subtree_end", pa.int64()), ("n_children", pa.int32()),
+    ("module_uid", pa.int64()), ("pre", pa.int64()), ("subtree_end", pa.int64()), ("n_children", pa.int32()),
     ("self_ns", pa.int64()),
 ])
 
@@ -273,6 +273,8 @@ def _derive(x, parent, depth, ts, offset):
         jump = nj
     top_i = np.where(op >= 0, jump[np.maximum(op, 0)], -1)
     py = nearest(parent, is_py, include_self=False)
+    is_mod = is_py & x.get_column("name").str.starts_with("nn.Module: ").fill_null(False).to_numpy()
+    mod = nearest(parent, is_mod, include_self=False)
     # pre-order = thread order; a subtree is the run of following slices deeper than its root
     d = depth.astype(np.int64)
     jr = prev_greater(-d[::-1], -d[::-1] - 1)[::-1]  # reversed: next k > i with depth[k] <= depth[i]
@@ -306,6 +308,7 @@ def _derive(x, parent, depth, ts, offset):
         "op_uid": uid_of(op),
         "top_op_uid": uid_of(top_i),
         "py_uid": uid_of(py),
+        "module_uid": uid_of(mod),
         "pre": pa.array(pos + offset, pa.int64()),
         "subtree_end": pa.array(sub_end + offset, pa.int64()),
         "n_children": pa.array(n_children, pa.int32()),

@@ -51,6 +51,23 @@ def write_table(path, table):
     pq.write_table(table, path, compression=COMPRESSION)
 
 
+def append_rows(path, table):
+    """Rewrite the Parquet file at `path` with `table`'s rows after its own, then rename it
+    into place (Parquet files cannot grow in place)."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.tmp-{uuid.uuid4().hex[:8]}")
+    src = pq.ParquetFile(path)
+    try:
+        with pq.ParquetWriter(tmp, src.schema_arrow, compression=COMPRESSION) as w:
+            for i in range(src.num_row_groups):
+                w.write_table(src.read_row_group(i))
+            w.write_table(table.cast(src.schema_arrow))
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    os.replace(tmp, path)
+
+
 def write_dir(out_dir, tables, manifest):
     """Write {name: Arrow table} as out_dir/<name>.parquet (zstd) plus the manifest JSON, atomically."""
     with staged_dir(out_dir) as tmp:

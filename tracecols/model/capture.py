@@ -1,0 +1,442 @@
+"""Graph replays: the device work of a CUDA/HIP graph launch, given to the ops that captured it.
+
+A graph launch (cudaGraphLaunch / hipGraphLaunch) runs hundreds of kernels under one
+correlation id, so the replay trace alone cannot say which op each kernel belongs to.
+Serving frameworks can profile the graph capture too: in that *capture trace* every kernel
+the graph holds appears as a launch call (hipLaunchKernel, cudaLaunchKernel, memcpy …) that
+never ran (no device event has its correlation), under the op, Python frames and
+`nn.Module` frames that issued it, in graph order.
+
+Matching (docs/graphs.md): the device events of one graph launch, in (ts, uid) order, are a
+*sequence*; equal sequences are matched once. A sequence of n events matches the captured
+calls at positions o … o+n-1 of a capture file when every pair agrees on kind (kernel,
+memcpy, memset) and, where the capture names the kernel (`args.kernel`, written by ROCm),
+on name. The first window that matches in full wins (capture files in the order given,
+then position); a sequence that matches no window in full is reported (graph_replays:
+the window that came closest and its first disagreement) and never attributed.
+
+Grafting: for each matched launch, the captured calls of its window and their ancestors
+that matter (cpu_ops, user annotations, `nn.Module` frames, each op's nearest Python frame;
+other Python frames are passed over) are copied under the graph launch slice as new slices
+with negative uids, host time 0 (no host work happens at replay), the capture's names and
+args (events rows with the same uids). The kernels then point at the grafted ops
+(op_uid, top_op_uid, launcher_uid, op_path), while launch_uid stays the graph launch, the
+call that really ran on the host. Every view keyed on those columns works unchanged.
+
+Without a match (or without capture traces) the kernels of a graph launch get one pseudo
+op, `graph replay @ <nearest own Python frame>`, so that none of their time is hidden.
+"""
+import numpy as np
+import polars as pl
+import pyarrow as pa
+
+from .kernels import LAUNCH_CATS, launcher_map, op_paths, parent_index
+from .tree import SLICES_SCHEMA, nearest, prev_greater
+
+GRAPH_LAUNCH = r"GraphLaunch"  # cudaGraphLaunch, hipGraphLaunch, cuGraphLaunch (and _v… variants)
+_CAPTURED_CALL = r"(?i)launch|memcpy|memset"
+_MODULE = "nn.Module: "
+
+GRAPH_REPLAYS_SCHEMA = pa.schema([
+    ("trace_id", pa.int32()), ("rank", pa.int32()), ("launch_uid", pa.int64()), ("launch_name", pa.string()),
+    ("ts_ns", pa.int64()), ("kernels", pa.int64()), ("kernel_sum_ns", pa.int64()),
+    ("site", pa.string()), ("matched", pa.bool_()), ("capture_path", pa.string()),
+    ("capture_batch_size", pa.int64()), ("capture_mode", pa.string()), ("capture_offset", pa.int64()),
+    ("candidates", pa.int64()), ("mismatch_at", pa.int64()), ("mismatch_kernel", pa.string()),
+    ("mismatch_captured", pa.string()),
+])
+
+GRAPH_NODES_SCHEMA = pa.schema([
+    ("trace_id", pa.int32()), ("uid", pa.int64()), ("graph_launch_uid", pa.int64()),
+    ("capture_path", pa.string()), ("capture_uid", pa.int64()), ("pseudo", pa.bool_()),
+])
+
+
+def _kind(cat_or_name, is_call):
+    low = pl.col(cat_or_name).fill_null("").str.to_lowercase()
+    if is_call:
+        return (pl.when(low.str.contains("memcpy")).then(pl.lit("memcpy"))
+                .when(low.str.contains("memset")).then(pl.lit("memset")).otherwise(pl.lit("kernel")))
+    return (pl.when(low == "gpu_memcpy").then(pl.lit("memcpy"))
+            .when(low == "gpu_memset").then(pl.lit("memset")).otherwise(pl.lit("kernel")))
+
+
+class Capture:
+    """The captured calls of one capture trace, ready to be matched and grafted.
+
+    `tables`: that trace's base tables (events, slices, kernels as Arrow); `path`,
+    `batch_size`, `mode` describe it (execution_details.json)."""
+
+    def __init__(self, index, path, tables, batch_size=None, mode=None):
+        self.index, self.path, self.batch_size, self.mode = index, path, batch_size, mode
+        sl = pl.from_arrow(tables["slices"]).sort("pre")
+        self.slices = sl
+        self.events = tables["events"]
+        ran = pl.from_arrow(tables["kernels"].select(["launch_uid"])).drop_nulls().unique()
+        args = pl.from_arrow(tables["events"].select(["uid", "args"]))
+        calls = (sl.with_row_index("row")
+                 .filter(pl.col("cat").is_in(list(LAUNCH_CATS)) & pl.col("name").str.contains(_CAPTURED_CALL)
+                         & ~pl.col("name").str.contains(GRAPH_LAUNCH))
+                 .join(ran, left_on="uid", right_on="launch_uid", how="anti")
+                 .join(args, on="uid", how="left")
+                 .sort(["ts_ns", "uid"])
+                 .select(pl.lit(index, pl.Int32).alias("file"), pl.int_range(pl.len(), dtype=pl.Int64).alias("pos"),
+                         pl.col("row").cast(pl.Int64), "uid",
+                         _kind("name", True).alias("kind"),
+                         pl.col("args").str.json_path_match("$.kernel").alias("kname")))
+        self.calls = calls
+        self._par = None
+
+    @property
+    def par(self):
+        if self._par is None:
+            self._par = parent_index(self.slices)
+        return self._par
+
+    def template(self, offset, n):
+        """The nodes grafted for a launch matched at [offset, offset + n): a polars frame in
+        pre-order with local indices (j), local parent, depth, subtree end, op, top op,
+        Python frame, module frame (-1: none within the graft), and per captured call its
+        position in the window (i), launcher and op path (local indices)."""
+        sl, par = self.slices, self.par
+        rows = self.calls["row"].to_numpy()[offset:offset + n]
+        cat = sl["cat"].fill_null("")
+        name = sl["name"].fill_null("")
+        is_op = (cat == "cpu_op").to_numpy()
+        is_py = (cat == "python_function").to_numpy()
+        is_mod = (is_py & name.str.starts_with(_MODULE).to_numpy())
+        py_of_op = nearest(par, is_py, include_self=False)[is_op]
+        keep = is_op | (cat == "user_annotation").to_numpy() | is_mod
+        keep[py_of_op[py_of_op >= 0]] = True
+        call = np.zeros(sl.height, bool)
+        call[rows] = True
+        keep |= call
+        seen = np.zeros(sl.height, bool)
+        front = np.unique(rows)
+        while front.size:  # the ancestors of the window's calls, one level per step
+            seen[front] = True
+            up = par[front]
+            up = np.unique(up[up >= 0])
+            front = up[~seen[up]]
+        mask = seen & keep
+        local = np.full(sl.height, -1, np.int64)
+        idx = np.flatnonzero(mask)  # rows in pre-order
+        local[idx] = np.arange(idx.size)
+        lpar_row = nearest(par, mask, include_self=False)[idx]
+        lpar = np.where(lpar_row >= 0, local[np.maximum(lpar_row, 0)], -1)
+        t = idx.size
+        depth = np.zeros(t, np.int64)
+        cur = lpar.copy()
+        while (cur >= 0).any():
+            depth += cur >= 0
+            cur = np.where(cur >= 0, lpar[np.maximum(cur, 0)], -1)
+        jr = prev_greater(-depth[::-1], -depth[::-1] - 1)[::-1]
+        sub_end = np.where(jr >= 0, (t - 1 - jr) - 1, t - 1)
+        is_op_l, is_py_l, is_mod_l = is_op[idx], is_py[idx], is_mod[idx]
+        op = nearest(lpar, is_op_l)
+        up_op = np.where(lpar >= 0, op[np.maximum(lpar, 0)], -1)
+        top = op.copy()
+        while True:  # outermost op: follow the op above while there is one
+            nxt = np.where(top >= 0, up_op[np.maximum(top, 0)], -1)
+            if not (nxt >= 0).any():
+                break
+            top = np.where(nxt >= 0, nxt, top)
+        tsl = sl[idx].select(["cat", "name", "uid"]).with_columns(
+            pl.int_range(pl.len(), dtype=pl.Int64).alias("j"), pl.Series("lpar", lpar), pl.Series("ldepth", depth),
+            pl.Series("lsub", sub_end.astype(np.int64)), pl.Series("lop", op), pl.Series("ltop", top),
+            pl.Series("lpy", nearest(lpar, is_py_l, include_self=False)),
+            pl.Series("lmod", nearest(lpar, is_mod_l, include_self=False)),
+            pl.Series("nchild", np.bincount(lpar[lpar >= 0], minlength=t).astype(np.int32)))
+        # per call of the window: its launcher and op path, as local indices
+        calls_local = local[rows]
+        tree = pl.DataFrame({"trace_id": np.zeros(t, np.int32), "uid": np.arange(t, dtype=np.int64),
+                             "cat": tsl["cat"], "parent_uid": pl.Series(lpar).replace(-1, None),
+                             "execute": (tsl["name"] == "execute").fill_null(False).to_numpy()})
+        lm = launcher_map(tree, lpar)
+        paths = op_paths(tree, lpar, pl.DataFrame({"trace_id": np.zeros(n, np.int32),
+                                                   "uid": np.arange(n, dtype=np.int64),
+                                                   "_launch_row": calls_local}))
+        per_call = (pl.DataFrame({"i": np.arange(n, dtype=np.int64), "j": calls_local})
+                    .join(lm.select(pl.col("uid").alias("j"), pl.col("launcher_uid").alias("llauncher")),
+                          on="j", how="left")
+                    .with_columns(paths["op_path"].alias("lpath")))
+        return tsl, per_call
+
+
+def graph_kernels(kernels):
+    """The device events of graph launches (polars), with their position `i` in the launch."""
+    k = pl.from_arrow(kernels) if isinstance(kernels, pa.Table) else kernels
+    return (k.filter(pl.col("launch_name").str.contains(GRAPH_LAUNCH).fill_null(False))
+            .sort(["trace_id", "launch_uid", "ts_ns", "uid"])
+            .with_columns(pl.int_range(pl.len(), dtype=pl.Int64).over(["trace_id", "launch_uid"]).alias("i"),
+                          _kind("cat", False).alias("kind")))
+
+
+def match(gk, captures):
+    """One row per graph launch: (trace_id, launch_uid, n, file, offset, candidates, mismatch_at,
+    mismatch_kernel, mismatch_captured); file/offset null where nothing matched in full."""
+    seq = (gk.group_by(["trace_id", "launch_uid"], maintain_order=True)
+           .agg(pl.len().alias("n"), pl.concat_str([pl.col("kind"), pl.col("name").fill_null("")], separator="\x1f")
+                .hash().alias("h")))
+    seq = seq.with_columns(pl.col("h").hash().alias("sig")).drop("h")
+    reps = (seq.with_row_index("_o").sort("_o").unique(["sig", "n"], keep="first", maintain_order=True)
+            .with_row_index("seq").select(["seq", "sig", "n", "trace_id", "launch_uid"]))
+    seq = seq.join(reps.select(["sig", "n", "seq"]), on=["sig", "n"], how="left")
+    empty = seq.select(["trace_id", "launch_uid", "n"]).with_columns(
+        pl.lit(None, pl.Int32).alias("file"), pl.lit(None, pl.Int64).alias("offset"),
+        pl.lit(0, pl.Int64).alias("candidates"), pl.lit(0, pl.Int64).alias("mismatch_at"),
+        pl.lit(None, pl.String).alias("mismatch_kernel"), pl.lit(None, pl.String).alias("mismatch_captured"))
+    if not captures or seq.height == 0:
+        return empty.with_columns(pl.lit(None, pl.Int64).alias("mismatch_at"))
+    rk = (gk.join(reps.select(["trace_id", "launch_uid", "seq", "n"]), on=["trace_id", "launch_uid"])
+          .select(["seq", "n", "i", "kind", "name"]))
+    calls = pl.concat([c.calls for c in captures])
+    lens = calls.group_by("file").agg(pl.len().alias("L"))
+    first = rk.filter(pl.col("i") == 0)
+    cand = (first.join(calls, on="kind").join(lens, on="file")
+            .filter((pl.col("kname").is_null() | (pl.col("kname") == pl.col("name")))
+                    & (pl.col("pos") + pl.col("n") <= pl.col("L")))
+            .select(["seq", "file", pl.col("pos").alias("offset")]))
+    ok_expr = (pl.col("kind") == pl.col("ckind")) & (pl.col("kname").is_null() | (pl.col("kname") == pl.col("name")))
+    scored = (cand.join(rk, on="seq").with_columns((pl.col("offset") + pl.col("i")).alias("pos"))
+              .join(calls.select(["file", "pos", pl.col("kind").alias("ckind"), "kname"]), on=["file", "pos"])
+              .with_columns(ok_expr.alias("ok"))
+              .group_by(["seq", "file", "offset"])
+              .agg(pl.col("ok").sum().alias("good"), pl.col("n").first(),
+                   pl.col("i").filter(~pl.col("ok")).min().alias("bad")))
+    full = scored.filter(pl.col("good") == pl.col("n"))
+    best_full = (full.sort(["seq", "file", "offset"])
+                 .group_by("seq", maintain_order=True)
+                 .agg(pl.col("file").first(), pl.col("offset").first(), pl.len().alias("candidates")))
+    closest = (scored.join(best_full.select("seq"), on="seq", how="anti")
+               .sort(["seq", "good", "file", "offset"], descending=[False, True, False, False])
+               .group_by("seq", maintain_order=True)
+               .agg(pl.col("file").first().alias("cfile"), pl.col("offset").first().alias("coffset"),
+                    pl.col("bad").first().alias("mismatch_at")))
+    # what disagrees, at the first disagreement of the closest window (or the first kernel)
+    closest = (reps.select(["seq"]).join(best_full.select("seq"), on="seq", how="anti")
+               .join(closest, on="seq", how="left")
+               .with_columns(pl.col("mismatch_at").fill_null(0))
+               .join(rk.select(["seq", pl.col("i").alias("mismatch_at"), pl.col("name").alias("mismatch_kernel")]),
+                     on=["seq", "mismatch_at"], how="left")
+               .with_columns((pl.col("coffset") + pl.col("mismatch_at")).alias("cpos"))
+               .join(calls.select([pl.col("file").alias("cfile"), pl.col("pos").alias("cpos"),
+                                   pl.coalesce(pl.col("kname"), pl.col("kind")).alias("mismatch_captured")]),
+                     on=["cfile", "cpos"], how="left")
+               .select(["seq", "mismatch_at", "mismatch_kernel", "mismatch_captured"]))
+    per_seq = (reps.select("seq").join(best_full, on="seq", how="left").join(closest, on="seq", how="left")
+               .with_columns(pl.col("candidates").fill_null(0)))
+    return seq.join(per_seq, on="seq", how="left").select(
+        ["trace_id", "launch_uid", "n", "file", "offset", "candidates", "mismatch_at", "mismatch_kernel",
+         "mismatch_captured"])
+
+
+def _site(sl, launch_rows, par):
+    """`graph replay @ file.py(line): function` per launch row: the nearest Python frame above
+    the launch that is the program's own (not torch's, not a built-in)."""
+    name = sl["name"].fill_null("")
+    own = ((sl["cat"] == "python_function").fill_null(False)
+           & ~name.str.starts_with("<built-in") & ~name.str.contains(r"(^|/)torch/")).to_numpy()
+    frame = nearest(par, own, include_self=False)[launch_rows]
+    names = name.to_numpy()
+    short = pl.Series([names[f] if f >= 0 else None for f in frame], dtype=pl.String)
+    short = short.str.replace(r"^.*/([^/]+\.py\()", "$1")
+    launch = pl.Series(names[launch_rows], dtype=pl.String)
+    return ("graph replay @ " + pl.coalesce(short, launch)).alias("site")
+
+
+def _mapped(local, off):
+    """The uid of a grafted node: local index j of an instance at `off` -> -(off + j + 1); -1 -> null."""
+    return pl.when(pl.col(local) >= 0).then(-(pl.col(off) + pl.col(local) + 1))
+
+
+def merge(slices, kernels, events_schema=None, captures=()):
+    """Give graph-replayed device events to their captured ops (or a pseudo op per launch).
+
+    `slices` (Arrow, or a polars LazyFrame), `kernels` (Arrow): the replay trace(s);
+    `captures`: Capture objects. Without graph launches `slices` comes back as it came.
+    Returns {"slices", "kernels", "graph_replays", "graph_nodes", "events"}: the new slices
+    and kernels tables, the two graph tables, and the events rows of the grafted nodes
+    (to be added to `events`)."""
+    if events_schema is None:
+        from .events import events_table
+        events_schema = events_table([], 0, None).schema
+    gk = graph_kernels(kernels)
+    if gk.height == 0:
+        return {"slices": slices, "kernels": kernels, "graph_replays": GRAPH_REPLAYS_SCHEMA.empty_table(),
+                "graph_nodes": GRAPH_NODES_SCHEMA.empty_table(), "events": events_schema.empty_table()}
+    sl = (slices.collect() if isinstance(slices, pl.LazyFrame) else pl.from_arrow(slices)).sort(["trace_id", "pre"])
+    par = parent_index(sl)
+    m = match(gk, list(captures))
+    by_file = {c.index: c for c in captures}
+    rows = (sl.with_row_index("row").join(m.select(["trace_id", pl.col("launch_uid").alias("uid")]),
+                                          on=["trace_id", "uid"], how="semi"))
+    launch = rows.select(["trace_id", "rank", pl.col("uid").alias("launch_uid"), pl.col("name").alias("launch_name"),
+                          "pid", "tid", "pid_str", "tid_str", "ts_ns", "depth", "root_uid", "op_uid", "top_op_uid",
+                          "py_uid", "module_uid", "pre"]).with_columns(
+        _site(sl, rows["row"].cast(pl.Int64).to_numpy(), par))
+    inst = (m.join(launch, on=["trace_id", "launch_uid"], how="left")
+            .with_columns(pl.col("file").is_not_null().alias("matched")))
+    # one template per matched window; one node per unmatched launch
+    windows = inst.filter(pl.col("matched")).select(["file", "offset", "n"]).unique(maintain_order=True)
+    windows = windows.with_row_index("tmpl").with_columns(pl.col("tmpl").cast(pl.Int64))
+    tnodes, tcalls = [], []
+    for w in windows.iter_rows(named=True):  # one per distinct graph, not per kernel
+        tsl, per_call = by_file[w["file"]].template(w["offset"], w["n"])
+        tnodes.append(tsl.with_columns(pl.lit(w["tmpl"]).alias("tmpl"), pl.lit(w["file"], pl.Int32).alias("file")))
+        tcalls.append(per_call.with_columns(pl.lit(w["tmpl"]).alias("tmpl")))
+    pseudo_node = pl.DataFrame({"cat": ["cpu_op"], "name": [None], "uid": [None], "j": [0], "lpar": [-1],
+                                "ldepth": [0], "lsub": [0], "lop": [0], "ltop": [0], "lpy": [-1], "lmod": [-1],
+                                "nchild": [0], "tmpl": [-1], "file": [None]},
+                               schema={"cat": pl.String, "name": pl.String, "uid": pl.Int64, "j": pl.Int64,
+                                       "lpar": pl.Int64, "ldepth": pl.Int64, "lsub": pl.Int64, "lop": pl.Int64,
+                                       "ltop": pl.Int64, "lpy": pl.Int64, "lmod": pl.Int64, "nchild": pl.Int32,
+                                       "tmpl": pl.Int64, "file": pl.Int32})
+    nodes = pl.concat([pseudo_node] + [t.select(pseudo_node.columns).cast(pseudo_node.schema) for t in tnodes])
+    sizes = nodes.group_by("tmpl").agg(pl.len().alias("T"), (pl.col("lpar") < 0).sum().alias("roots"))
+    inst = (inst.join(windows.select(["file", "offset", "n", "tmpl"]), on=["file", "offset", "n"], how="left")
+            .with_columns(pl.col("tmpl").fill_null(-1))
+            .join(sizes, on="tmpl", how="left")
+            .sort(["trace_id", "pre"])
+            .with_columns((pl.col("T").cum_sum() - pl.col("T")).alias("off")))
+    # the grafted slices
+    g = inst.join(nodes, on="tmpl", how="inner")
+    g = g.with_columns(
+        _mapped("j", "off").alias("uid_new"),
+        pl.coalesce(_mapped("lpar", "off"), pl.col("launch_uid")).alias("parent_uid"),
+        pl.coalesce(_mapped("lop", "off"), pl.col("op_uid")).alias("op_uid_new"),
+        pl.coalesce(pl.col("top_op_uid"), _mapped("ltop", "off")).alias("top_op_uid_new"),
+        pl.coalesce(_mapped("lpy", "off"), pl.col("py_uid")).alias("py_uid_new"),
+        pl.coalesce(_mapped("lmod", "off"), pl.col("module_uid")).alias("module_uid_new"),
+        pl.when(pl.col("tmpl") < 0).then(pl.col("site")).otherwise(pl.col("name")).alias("name_new"))
+    # pre-order numbers: every slice after a graph launch moves down by the nodes grafted before it
+    pre_new, end_new, launch_pre = _renumber(sl, inst)
+    sl_new = sl.with_columns(pl.Series("pre", pre_new), pl.Series("subtree_end", end_new))
+    sl_new = (sl_new.join(inst.select(["trace_id", pl.col("launch_uid").alias("uid"), "roots"]),
+                          on=["trace_id", "uid"], how="left", maintain_order="left")
+              .with_columns((pl.col("n_children") + pl.col("roots").fill_null(0)).cast(pl.Int32).alias("n_children"))
+              .drop("roots"))
+    g = g.join(launch_pre, on=["trace_id", "launch_uid"], how="left")
+    grafted = g.select(
+        "trace_id", "rank", pl.col("uid_new").alias("uid"), "cat", pl.col("name_new").alias("name"),
+        "pid", "tid", "pid_str", "tid_str", "ts_ns", pl.lit(0, pl.Int64).alias("dur_ns"),
+        pl.col("ts_ns").alias("end_ns"), pl.lit(None, pl.Int64).alias("correlation"),
+        pl.lit(None, pl.Int64).alias("external_id"), "parent_uid",
+        (pl.col("depth") + 1 + pl.col("ldepth")).alias("depth"), "root_uid",
+        pl.col("op_uid_new").alias("op_uid"), pl.col("top_op_uid_new").alias("top_op_uid"),
+        pl.col("py_uid_new").alias("py_uid"), pl.col("module_uid_new").alias("module_uid"),
+        (pl.col("lpre") + 1 + pl.col("j")).alias("pre"), (pl.col("lpre") + 1 + pl.col("lsub")).alias("subtree_end"),
+        pl.col("nchild").alias("n_children"), pl.lit(0, pl.Int64).alias("self_ns"))
+    out_slices = _as_table(pl.concat([sl_new.select(SLICES_SCHEMA.names),
+                                      grafted.cast({f.name: sl_new.schema[f.name] for f in SLICES_SCHEMA})])
+                           .sort(["trace_id", "pre"]), SLICES_SCHEMA)
+    out_kernels = _relink(kernels, gk, inst, tcalls, nodes)
+    nodes_table = _as_table(g.select(
+        "trace_id", pl.col("uid_new").alias("uid"), pl.col("launch_uid").alias("graph_launch_uid"),
+        pl.col("file").map_elements(lambda f: by_file[f].path, return_dtype=pl.String).alias("capture_path"),
+        pl.col("uid").alias("capture_uid"), (pl.col("tmpl") < 0).alias("pseudo")), GRAPH_NODES_SCHEMA)
+    return {"slices": out_slices, "kernels": out_kernels,
+            "graph_replays": _replays(inst, gk, by_file), "graph_nodes": nodes_table,
+            "events": _grafted_events(g, by_file, events_schema)}
+
+
+def _as_table(df, schema):
+    t = df.to_arrow()
+    return pa.table([t.column(f.name).cast(f.type) for f in schema], schema=schema)
+
+
+def _renumber(sl, inst):
+    """(new pre, new subtree_end) of the existing slices and each launch's new pre, per trace."""
+    pre = sl["pre"].to_numpy().astype(np.int64)
+    end = sl["subtree_end"].to_numpy().astype(np.int64)
+    tid = sl["trace_id"].to_numpy()
+    pre_new, end_new = pre.copy(), end.copy()
+    lp = []
+    for t in np.unique(inst["trace_id"].to_numpy()):
+        mine = inst.filter(pl.col("trace_id") == t)
+        p = mine["pre"].to_numpy().astype(np.int64)
+        cum = np.concatenate([[0], np.cumsum(mine["T"].to_numpy().astype(np.int64))])
+        rows = tid == t
+        pre_new[rows] = pre[rows] + cum[np.searchsorted(p, pre[rows], side="left")]
+        end_new[rows] = end[rows] + cum[np.searchsorted(p, end[rows], side="right")]
+        lp.append(pl.DataFrame({"trace_id": mine["trace_id"], "launch_uid": mine["launch_uid"],
+                                "lpre": p + cum[np.searchsorted(p, p, side="left")]}))
+    return pre_new, end_new, pl.concat(lp)
+
+
+def _relink(kernels, gk, inst, tcalls, nodes):
+    """kernels with the graph-replayed rows pointing at their grafted ops."""
+    k = pl.from_arrow(kernels)
+    calls = (pl.concat(tcalls) if tcalls else
+             pl.DataFrame(schema={"i": pl.Int64, "j": pl.Int64, "llauncher": pl.Int64,
+                                  "lpath": pl.List(pl.Int64), "tmpl": pl.Int64}))
+    calls = calls.join(nodes.filter(pl.col("tmpl") >= 0).select(["tmpl", "j", "lop", "ltop"]), on=["tmpl", "j"])
+    link = (gk.select(["trace_id", "uid", "launch_uid", "i", "op_path"])
+            .join(inst.select(["trace_id", "launch_uid", "tmpl", "off", "top_op_uid", "op_uid"]),
+                  on=["trace_id", "launch_uid"])
+            .join(calls, on=["tmpl", "i"], how="left")
+            .with_columns(pl.when(pl.col("tmpl") < 0).then(0).otherwise(pl.col("lop")).alias("lop"),
+                          pl.when(pl.col("tmpl") < 0).then(0).otherwise(pl.col("ltop")).alias("ltop"),
+                          pl.when(pl.col("tmpl") < 0).then(0).otherwise(pl.col("llauncher")).alias("llauncher"),
+                          pl.when(pl.col("tmpl") < 0).then(pl.lit([0], pl.List(pl.Int64)))
+                            .otherwise(pl.col("lpath")).alias("lpath")))
+    path = (link.select(["trace_id", "uid", "off", "lpath"]).explode("lpath")
+            .with_columns(_mapped("lpath", "off").alias("p"))
+            .group_by(["trace_id", "uid"], maintain_order=True).agg(pl.col("p").drop_nulls().alias("gpath")))
+    link = (link.join(path, on=["trace_id", "uid"], how="left")
+            .select("trace_id", "uid",
+                    pl.coalesce(_mapped("lop", "off"), pl.col("op_uid")).alias("_op"),
+                    pl.coalesce(pl.col("top_op_uid"), _mapped("ltop", "off")).alias("_top"),
+                    _mapped("llauncher", "off").alias("_launcher"),
+                    pl.concat_list([pl.col("gpath"), pl.col("op_path").fill_null(pl.lit([], pl.List(pl.Int64)))])
+                    .alias("_path")))
+    k = k.join(link, on=["trace_id", "uid"], how="left", maintain_order="left")
+    hit = pl.col("_launcher").is_not_null()
+    k = k.with_columns(pl.when(hit).then(pl.col("_op")).otherwise(pl.col("op_uid")).alias("op_uid"),
+                       pl.when(hit).then(pl.col("_top")).otherwise(pl.col("top_op_uid")).alias("top_op_uid"),
+                       pl.when(hit).then(pl.col("_launcher")).otherwise(pl.col("launcher_uid")).alias("launcher_uid"),
+                       pl.when(hit).then(pl.col("_path")).otherwise(pl.col("op_path")).alias("op_path"))
+    return _as_table(k.drop(["_op", "_top", "_launcher", "_path"]), kernels.schema)
+
+
+def _replays(inst, gk, by_file):
+    sums = gk.group_by(["trace_id", "launch_uid"]).agg(pl.col("dur_ns").sum().alias("kernel_sum_ns"))
+    info = pl.DataFrame({"file": list(by_file), "capture_path": [c.path for c in by_file.values()],
+                         "capture_batch_size": [c.batch_size for c in by_file.values()],
+                         "capture_mode": [c.mode for c in by_file.values()]},
+                        schema={"file": pl.Int32, "capture_path": pl.String, "capture_batch_size": pl.Int64,
+                                "capture_mode": pl.String})
+    df = (inst.join(sums, on=["trace_id", "launch_uid"], how="left").join(info, on="file", how="left")
+          .sort(["trace_id", "ts_ns"])
+          .select("trace_id", "rank", "launch_uid", "launch_name", "ts_ns", pl.col("n").alias("kernels"),
+                  "kernel_sum_ns", "site", "matched", "capture_path", "capture_batch_size", "capture_mode",
+                  pl.col("offset").alias("capture_offset"), "candidates", "mismatch_at", "mismatch_kernel",
+                  "mismatch_captured"))
+    return _as_table(df, GRAPH_REPLAYS_SCHEMA)
+
+
+def _grafted_events(g, by_file, schema):
+    """events rows of the grafted nodes: the captured event's fields (ids that belong to the
+    capture trace cleared), at the graph launch's place and time, host duration 0."""
+    place = ["trace_id", "rank", "uid", "pid", "tid", "pid_str", "tid_str", "ts_ns", "dur_ns", "end_ns"]
+    cleared = [c for c in ("correlation", "external_id", "flow_id", "flow_id_str") if c in schema.names]
+    new = g.select("file", pl.col("uid").alias("capture_uid"), "trace_id", "rank", pl.col("uid_new").alias("uid"),
+                   "pid", "tid", "pid_str", "tid_str", "ts_ns", pl.lit(0, pl.Int64).alias("dur_ns"),
+                   pl.col("ts_ns").alias("end_ns"), pl.col("name_new").alias("name"), "cat")
+    parts = []
+    for f, c in by_file.items():
+        mine = new.filter(pl.col("file") == f)
+        if mine.height == 0:
+            continue
+        ev = pl.from_arrow(c.events).join(mine.select(pl.col("capture_uid").alias("uid")).unique(), on="uid",
+                                          how="semi")
+        ev = ev.rename({"uid": "capture_uid"}).drop([x for x in place if x != "uid"])
+        parts.append(mine.drop(["file", "name", "cat"]).join(ev, on="capture_uid").drop("capture_uid"))
+    pseudo = new.filter(pl.col("file").is_null()).select(place + ["name", "cat"]).with_columns(
+        pl.lit("X").alias("ph"), pl.col("cat").alias("cat_raw"))
+    parts.append(pseudo)
+    df = pl.concat([p.with_columns([pl.lit(None).alias(c) for c in cleared if c in p.columns])
+                    for p in parts], how="diagonal_relaxed")
+    df = df.with_columns([pl.lit(None, pl.from_arrow(pa.array([], f.type)).dtype).alias(f.name)
+                          for f in schema if f.name not in df.columns])
+    return _as_table(df.select(schema.names), schema)
