@@ -30,6 +30,8 @@ def _parser():
     s.add_argument("--format", choices=["table", "csv", "json", "parquet"], default="table")
     s.add_argument("-o", "--output", help="write the result to this file instead of stdout")
     s.add_argument("--max-rows", type=int, default=50, help="rows shown by --format table (default 50)")
+    s.add_argument("--capture", metavar="DIR",
+                   help="folder of CUDA/HIP graph capture traces: graph-replayed kernels go to the ops that captured them")
     s.add_argument("--keep-secrets", action="store_true",
                    help="keep metadata values whose keys look like tokens, passwords or keys (redacted by default)")
     s.set_defaults(func=commands.sql)
@@ -43,6 +45,8 @@ def _parser():
     s.add_argument("--fields", default=None,
                    help='comma-separated args to show per op, e.g. "Input Dims,Input type"')
     s.add_argument("--trace-id", type=int, default=0, help="which trace, when several were opened (default 0)")
+    s.add_argument("--capture", metavar="DIR",
+                   help="folder of CUDA/HIP graph capture traces: graph-replayed kernels go to the ops that captured them")
     s.set_defaults(func=commands.tree)
 
     s = sub.add_parser("ingest", help="ingest traces (files, directories, globs, URLs) into a Parquet lake")

@@ -13,7 +13,7 @@ ANALYSES = (
     "kernel_stats", "kernel_class_stats", "gpu_timeline", "tracelens_gpu_timeline",
     "tracelens_kernel_summary", "tracelens_ops_summary", "op_gpu_time", "op_summary",
     "temporal_breakdown", "comm_compute_overlap", "idle_gaps", "idle_time", "queue_depth",
-    "optimizable_ops", "op_perf", "op_perf_summary",
+    "optimizable_ops", "op_perf", "op_perf_summary", "top_ops", "graph_replay_share",
 )
 
 
@@ -84,7 +84,35 @@ def _table(out, title, header, rows, widths):
 
 
 # What summary() reads: without -o, the ingest writes only these (and what they read).
-SUMMARY_VIEWS = ("gpu_timeline", "kernel_stats", "op_summary", "idle_gaps", "optimizable_ops")
+SUMMARY_VIEWS = ("gpu_timeline", "kernel_stats", "top_ops", "graph_replay_share", "idle_gaps", "optimizable_ops")
+
+
+def top_ops(trace, top):
+    """The first `top` ops of each trace, then one `(other ops)` row for the rest and the
+    `(no op)` row: shares that add up to the GPU busy time."""
+    return trace.sql(f"""
+        WITH r AS (SELECT *, row_number() OVER (PARTITION BY trace_id ORDER BY name = '(no op)', gpu_ns DESC,
+                                                   name, parent_module) AS k FROM top_ops)
+        SELECT trace_id, name, parent_module, count, gpu_ns, share_pct, cpu_self_ns, k
+        FROM r WHERE k <= {int(top)} OR name = '(no op)'
+        UNION ALL
+        SELECT trace_id, '(other ops)', NULL, sum(count)::BIGINT, sum(gpu_ns)::BIGINT, sum(share_pct),
+               sum(cpu_self_ns)::BIGINT, {int(top)} + 0.5
+        FROM r WHERE k > {int(top)} AND name != '(no op)' GROUP BY trace_id
+        ORDER BY trace_id, k""")
+
+
+def graph_notes(trace):
+    """One line per trace whose graph replays hide GPU time from the op tables."""
+    lines = []
+    for r in trace.sql("SELECT * FROM graph_replay_share WHERE unmatched > 0 ORDER BY trace_id").iter_rows(named=True):
+        lines.append(f"note: {r['unmatched_pct']:.1f}% of GPU busy time (trace {r['trace_id']}) is in "
+                     f"{r['unmatched']} of {r['launches']} graph replays with no captured ops known; it shows as "
+                     f"'{r['first_site']}'. Pass --capture DIR (the graph capture traces) to give it to the ops.")
+        if r["mismatched"]:
+            lines.append(f"note: {r['mismatched']} graph replays did not match the capture traces "
+                         f"(first: {r['first_mismatch']}); see the graph_replays table")
+    return lines
 
 
 def summary(trace, top=10, out=sys.stdout):
@@ -108,12 +136,15 @@ def summary(trace, top=10, out=sys.stdout):
                  _pct(r["time_pct"])) for r in df.iter_rows(named=True)]
         _table(out, "Top kernels by total time", ("kernel", "dev", "stream", "count", "total", "mean", "share"),
                rows, (60, 4, 6, 7, 12, 12, 6))
-    if "op_summary" in names:
-        df = trace.sql(f"SELECT * FROM op_summary WHERE direct_busy_ns > 0 ORDER BY direct_busy_ns DESC LIMIT {int(top)}")
-        rows = [(r["name"], r["count"], _ns(r["direct_busy_ns"]), _pct(r["direct_busy_pct"]), _ns(r["cpu_self_ns"]))
-                for r in df.iter_rows(named=True)]
-        _table(out, "Top ops by GPU time (kernels they launched directly)",
-               ("op", "count", "GPU time", "share", "CPU self"), rows, (50, 7, 12, 6, 12))
+    if "graph_replay_share" in names:
+        for line in graph_notes(trace):
+            out.write(f"\n{line}\n")
+    if "top_ops" in names:
+        rows = [(r["name"], r["parent_module"] or "-", r["count"] if r["count"] is not None else "",
+                 _ns(r["gpu_ns"]), _pct(r["share_pct"]), _ns(r["cpu_self_ns"]) if r["count"] is not None else "")
+                for r in top_ops(trace, top).iter_rows(named=True)]
+        _table(out, "Top ops by GPU time (kernels they launched directly; shares of GPU busy time)",
+               ("op", "module", "count", "GPU time", "share", "CPU self"), rows, (44, 24, 7, 12, 6, 12))
     if "idle_gaps" in names:
         df = trace.sql(f"SELECT * FROM idle_gaps ORDER BY gap_ns DESC LIMIT {int(top)}")
         rows = [(r["name"], r["device"], r["stream"], _ns(r["gap_ns"]), r["cause"], r["uid"])
@@ -134,13 +165,15 @@ def register(sub):
     s.add_argument("source", help="trace file or tracecols output directory")
     s.add_argument("-o", "--output", help="directory for the analyses' Parquet files")
     s.add_argument("--top", type=int, default=10, help="rows per summary table (default 10)")
+    s.add_argument("--capture", metavar="DIR",
+                   help="folder of CUDA/HIP graph capture traces: graph-replayed kernels go to the ops that captured them")
     s.set_defaults(func=analyze)
 
 
 def analyze(args):
     if _is_trace_file(args.source):
         return _analyze_trace(args)
-    t = open_trace(args.source)
+    t = open_trace(args.source, capture=args.capture)
     tables, secs = run_analyses(t)
     _note_unknown_devices(t)
     if args.output:
@@ -162,10 +195,12 @@ def _analyze_trace(args):
     into -o with every analysis written, or into a temporary directory when there is none,
     where only the analyses the summary shows are written (in the same bounded memory)."""
     from ..streaming import ingest_to_dir
+    from ..trace import read_captures
+    captures = read_captures(args.capture) if args.capture else ()
     with tempfile.TemporaryDirectory(prefix="tracecols-") as tmp:
         out = args.output or os.path.join(tmp, "out")
         t0 = time.perf_counter()
-        ingest_to_dir([args.source], out, views=True if args.output else SUMMARY_VIEWS)
+        ingest_to_dir([args.source], out, views=True if args.output else SUMMARY_VIEWS, captures=captures)
         t = open_trace(out)
         _note_unknown_devices(t)
         if args.output:

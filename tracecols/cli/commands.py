@@ -73,7 +73,7 @@ def info(args):
 
 def sql(args):
     check_read_only(args.query, args.source)  # nothing may write to the inputs (or anywhere but -o)
-    t = open_trace(args.source, keep_secrets=args.keep_secrets)
+    t = open_trace(args.source, keep_secrets=args.keep_secrets, capture=args.capture)
     fmt = args.format
     if fmt == "parquet" and not args.output:
         raise SourceIOError("-o", "--format parquet needs -o FILE")
@@ -127,7 +127,7 @@ def _write_atomic(df, path, fmt):
 
 def tree(args):
     from ..errors import QueryError
-    t = open_trace(args.source)
+    t = open_trace(args.source, capture=args.capture)
     uid = args.uid
     if uid is None:
         name = args.name.replace("'", "''")

@@ -12,9 +12,9 @@ KINDS = ("kernel", "op", "callpath")
 FILES = {"kernel": "diff_kernels", "op": "diff_ops", "callpath": "diff_callpaths"}
 
 
-def side_tables(source):
+def side_tables(source, capture=None):
     import polars as pl
-    t = open_trace(source)
+    t = open_trace(source, capture=capture)
     if "slices" not in t.tables or "kernels" not in t.tables:
         raise Unsupported(source, "diff needs a trace (or a tracecols output directory of one)")
     d = {"slices": pl.from_arrow(t.table("slices")), "kernels": pl.from_arrow(t.table("kernels"))}
@@ -23,10 +23,14 @@ def side_tables(source):
     return t, d
 
 
-def compute(a, b, kinds=KINDS):
-    """{kind: comparison frame} for two trace paths (or tracecols output directories)."""
-    _, ta = side_tables(a)
-    _, tb = side_tables(b)
+def compute(a, b, kinds=KINDS, captures=()):
+    """{kind: comparison frame} for two trace paths (or tracecols output directories);
+    `captures`: no capture folder, one for both traces, or A's and B's."""
+    if len(captures) > 2:
+        raise Unsupported("--capture", "give it once (both traces) or twice (A's, then B's)")
+    cap = list(captures) * (2 if len(captures) == 1 else 1) or [None, None]
+    _, ta = side_tables(a, cap[0])
+    _, tb = side_tables(b, cap[1])
     from ..model.diff import diff as diff_frames  # here: `tracecols sql` need not import it
     return {k: diff_frames(ta, tb, k) for k in kinds}
 
@@ -72,7 +76,7 @@ def terminal(frame, kind, top):
 
 def diff(args):
     kinds = KINDS if args.output else (args.by,)
-    res = compute(args.a, args.b, kinds)
+    res = compute(args.a, args.b, kinds, args.capture)
     frame = res[args.by]
     n_a = (frame["status"] == "only in A").sum()
     n_b = (frame["status"] == "only in B").sum()
@@ -101,4 +105,6 @@ def register(sub):
     s.add_argument("--by", choices=KINDS, default="kernel", help="what to compare on screen (default kernel)")
     s.add_argument("-o", "--output", help="write all three comparisons as Parquet into this directory")
     s.add_argument("--top", type=int, default=30, help="rows shown on screen (default 30)")
+    s.add_argument("--capture", metavar="DIR", action="append", default=[],
+                   help="graph capture traces: once for both traces, or twice (A's, then B's)")
     s.set_defaults(func=diff)

@@ -7,12 +7,14 @@ def register(sub):
     s.add_argument("source", help="trace file or tracecols output directory, or a lake directory")
     s.add_argument("-o", "--output", default="report.html", help="the HTML file to write (default report.html)")
     s.add_argument("--title", help="title shown at the top of the page")
+    s.add_argument("--capture", metavar="DIR",
+                   help="folder of CUDA/HIP graph capture traces: graph-replayed kernels go to the ops that captured them")
     s.set_defaults(func=report)
 
 
 def report(args):
     from ..report import write
-    out = write(args.source, args.output, title=args.title)
+    out = write(args.source, args.output, title=args.title, capture=args.capture)
     import os
     print(f"tracecols: wrote {out} ({os.path.getsize(out) / 1e3:,.0f} kB)", file=sys.stderr)
     return 0

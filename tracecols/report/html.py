@@ -401,10 +401,11 @@ def render(src, title=None):
             + f'</main><div id="tc-check"></div><script>{JS}</script></body></html>')
 
 
-def write(source, out_path, title=None):
-    """Open SOURCE (trace file or lake directory), render the report and write it; returns the path."""
+def write(source, out_path, title=None, capture=None):
+    """Open SOURCE (trace file or lake directory; `capture`: its graph capture traces),
+    render the report and write it; returns the path."""
     from ..trace import open as open_trace
-    src = open_trace(source)
+    src = open_trace(source, capture=capture)
     html = render(src, title=title)
     out_path = os.path.abspath(str(out_path))
     tmp = out_path + ".tmp"

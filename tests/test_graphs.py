@@ -1,0 +1,205 @@
+"""Graph replays: the capture merge against TraceLens's inference reports, the pseudo op
+without capture traces, and the kernel-sequence matcher against a plain reference."""
+import csv
+import math
+import random
+import subprocess
+import sys
+
+import polars as pl
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import tracecols
+from conftest import CORPUS
+from tracecols.model import capture
+
+INFERENCE = CORPUS / "TraceLens/tests/traces/inference"
+CASES = {"vllm_decode_full": "graph_execution.json.gz", "sglang_decode": "sglang_Qwen3-8B_decode.json.gz"}
+
+
+def _close(a, b, count=1):
+    # 0.1 % relative, plus TraceLens's float-µs rounding (~1e-3 µs per interval edge)
+    return math.isclose(a, b, rel_tol=1e-3, abs_tol=0.01 * max(count, 1))
+
+
+@pytest.fixture(scope="module", params=sorted(CASES))
+def merged(request):
+    d = INFERENCE / request.param
+    return d, tracecols.open(d / CASES[request.param], capture=d / "capture_traces")
+
+
+@pytest.mark.corpus
+def test_cases_present():
+    assert all((INFERENCE / c / f).exists() for c, f in CASES.items())
+
+
+@pytest.mark.corpus
+def test_ops_summary_matches_tracelens_inference_report(merged):
+    d, t = merged
+    want = {(r["name"], r["parent_module"]): r for r in csv.DictReader(open(d / "perf_csvs/ops_summary.csv"))}
+    got = {(r["name"], r["parent_module"] or "NA"): r
+           for r in t.sql("select * from tracelens_ops_summary").iter_rows(named=True)}
+    assert set(got) == set(want)
+    for key, w in want.items():
+        g, n = got[key], int(w["Count"])
+        assert g["Count"] == n, key
+        assert g["total_subtree_kernel_time_count"] == int(w["total_subtree_kernel_time_count"]), key
+        for col in ("total_direct_kernel_time_sum", "total_subtree_kernel_time_sum"):
+            assert _close(float(w[col]), g[col], n), (key, col, w[col], g[col])
+        assert _close(float(w["total_direct_kernel_time_ms"]), g["total_direct_kernel_time_ms"], n / 1000), key
+        assert g["call_stack_first"] == w["call_stack_first"], key
+        assert g["Categories"] == w["Categories"], key
+        assert math.isclose(float(w["Percentage (%)"]), g["Percentage (%)"], rel_tol=1e-3, abs_tol=1e-3), key
+
+
+@pytest.mark.corpus
+def test_gpu_timeline_matches_tracelens_inference_report(merged):
+    d, t = merged
+    ref = {r["type"]: (float(r["time ms"]), float(r["percent"])) for r in csv.DictReader(open(d / "perf_csvs/gpu_timeline.csv"))}
+    ours = {r["type"]: (r["time ms"], r["percent"]) for r in t.sql("select * from tracelens_gpu_timeline").iter_rows(named=True)}
+    assert list(ours) == list(ref)
+    for typ, (ms, pct) in ref.items():
+        assert math.isclose(ms, ours[typ][0], rel_tol=1e-3, abs_tol=1e-5), (typ, ms, ours[typ])
+        assert math.isclose(pct, ours[typ][1], rel_tol=1e-3, abs_tol=1e-3), (typ, pct, ours[typ])
+
+
+@pytest.mark.corpus
+def test_little_gpu_time_left_on_graph_launches(merged):
+    _, t = merged
+    r = t.sql("""
+        WITH k AS (SELECT k.*, s.cat AS lcat, s.name AS lname FROM kernels k
+                   LEFT JOIN slices s ON s.trace_id = k.trace_id AND s.uid = k.op_uid)
+        SELECT sum(dur_ns) FILTER (WHERE op_uid IS NULL OR lname LIKE 'graph replay @%'
+                                   OR lcat IS DISTINCT FROM 'cpu_op') AS left_ns,
+               sum(dur_ns) AS all_ns,
+               count(*) FILTER (WHERE launch_name LIKE '%GraphLaunch%' AND op_uid < 0) AS grafted
+        FROM k""").row(0, named=True)
+    assert r["grafted"] > 400
+    assert r["left_ns"] <= 0.01 * r["all_ns"], r
+    g = t.sql("select * from graph_replays").row(0, named=True)
+    assert g["matched"] and g["candidates"] == 1 and g["mismatch_at"] is None
+
+
+@pytest.mark.corpus
+def test_grafted_tree_is_consistent(merged):
+    """Grafted nodes hang under their graph launch; pre-order ranges nest; op_path runs up the tree."""
+    _, t = merged
+    bad = t.sql("""
+        SELECT count(*) AS n FROM slices c JOIN slices p ON p.trace_id = c.trace_id AND p.uid = c.parent_uid
+        WHERE NOT (p.pre < c.pre AND c.subtree_end <= p.subtree_end AND c.depth = p.depth + 1)""")["n"][0]
+    assert bad == 0
+    pres = t.sql("select count(*) AS n, count(distinct pre) AS d, max(pre) AS m from slices").row(0, named=True)
+    assert pres["n"] == pres["d"] == pres["m"] + 1
+    # every kernel's op_path is the chain of cpu_ops above its op, nearest first
+    walk = t.sql("""
+        WITH RECURSIVE up(kuid, lvl, uid) AS (
+            SELECT k.uid, 1, k.op_uid FROM kernels k WHERE k.op_uid IS NOT NULL
+            UNION ALL
+            SELECT up.kuid, up.lvl + 1, s2.uid FROM up JOIN slices s ON s.uid = up.uid
+            JOIN slices s2 ON s2.uid = (SELECT p.op_uid FROM slices p WHERE p.uid = s.parent_uid)
+        )
+        SELECT kuid, list(uid ORDER BY lvl) AS path FROM up GROUP BY kuid""")
+    paths = dict(zip(t.sql("select uid, op_path from kernels where op_uid is not null")["uid"],
+                     t.sql("select uid, op_path from kernels where op_uid is not null")["op_path"]))
+    assert {k: list(v) for k, v in zip(walk["kuid"], walk["path"])} == {k: list(v) for k, v in paths.items()}
+
+
+@pytest.mark.corpus
+def test_grafted_ops_keep_their_shapes(merged):
+    """op_perf sees the captured GEMMs: the grafted events carry the capture's Input Dims."""
+    _, t = merged
+    n = t.sql("select count(*) AS n from op_perf where uid < 0 and category = 'gemm' and flops > 0")["n"][0]
+    assert n > 0
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_without_capture_nothing_is_hidden(case, tmp_path):
+    trace = INFERENCE / case / CASES[case]
+    t = tracecols.open(trace)
+    site = t.sql("select name, direct_busy_ns from op_gpu_time where name like 'graph replay @%'")
+    assert site.height == 1 and site["direct_busy_ns"][0] > 0
+    assert site["name"][0] != "graph replay @ " and "torch/" not in site["name"][0]
+    r = subprocess.run([sys.executable, "-c", "import sys; from tracecols.cli import main; sys.exit(main())",
+                        "analyze", str(trace), "--top", "5"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    line = [x for x in (r.stdout + r.stderr).splitlines() if "graph replays" in x and "--capture" in x]
+    assert len(line) == 1, r.stdout + r.stderr
+    busy = t.sql("select sum(busy_ns) AS b from gpu_timeline where device is null")["b"][0]
+    share = t.sql("select sum(kernel_sum_ns) AS s from graph_replays")["s"][0]
+    assert f"{100 * share / busy:.1f}%" in line[0] or f"{min(100.0, 100 * share / busy):.1f}%" in line[0]
+    shares = [float([w for w in x.split() if w.endswith("%")][-1].rstrip("%")) for x in _top_ops_rows(r.stdout)]
+    assert math.isclose(sum(shares), 100.0, abs_tol=0.1 * len(shares)), shares
+
+
+def _top_ops_rows(out):
+    lines = out.splitlines()
+    start = next(i for i, x in enumerate(lines) if x.startswith("Top ops by GPU time"))
+    rows = []
+    for x in lines[start + 2:]:
+        if not x.strip():
+            break
+        rows.append(x)
+    return rows
+
+
+# --- the matcher against a plain reference ---------------------------------------------------
+
+def _plain_match(replay, files):
+    """First full match over files then offsets; else the closest window (most agreeing pairs,
+    then lowest file and offset) among windows whose first pair agrees, and its first
+    disagreement. `replay`: [(kind, name)]; files: [[(kind, kname or None)]]."""
+    def ok(r, c):
+        return r[0] == c[0] and (c[1] is None or c[1] == r[1])
+    n = len(replay)
+    windows = [(f, o) for f, calls in enumerate(files) for o in range(len(calls) - n + 1)
+               if ok(replay[0], calls[o])]
+    full = [(f, o) for f, o in windows if all(ok(replay[i], files[f][o + i]) for i in range(n))]
+    if full:
+        return {"file": full[0][0], "offset": full[0][1], "candidates": len(full), "mismatch_at": None}
+    if not windows:
+        return {"file": None, "offset": None, "candidates": 0, "mismatch_at": 0}
+    score = {w: sum(ok(replay[i], files[w[0]][w[1] + i]) for i in range(n)) for w in windows}
+    best = max(windows, key=lambda w: (score[w], -w[0], -w[1]))
+    bad = next(i for i in range(n) if not ok(replay[i], files[best[0]][best[1] + i]))
+    return {"file": None, "offset": None, "candidates": 0, "mismatch_at": bad}
+
+
+class _Calls:
+    def __init__(self, index, calls):
+        self.calls = pl.DataFrame({"file": [index] * len(calls), "pos": list(range(len(calls))),
+                                   "row": list(range(len(calls))), "uid": list(range(len(calls))),
+                                   "kind": [c[0] for c in calls], "kname": [c[1] for c in calls]},
+                                  schema={"file": pl.Int32, "pos": pl.Int64, "row": pl.Int64, "uid": pl.Int64,
+                                          "kind": pl.String, "kname": pl.String})
+
+
+_KERNEL = st.tuples(st.sampled_from(["kernel", "kernel", "kernel", "memcpy"]), st.sampled_from("abcd"))
+
+
+@settings(max_examples=150, deadline=None)
+@given(files=st.lists(st.lists(_KERNEL, min_size=1, max_size=12), min_size=1, max_size=3),
+       pick=st.integers(0, 10_000), edit=st.sampled_from(["none", "swap", "extra", "missing"]),
+       named=st.booleans())
+def test_matcher_agrees_with_plain_reference(files, pick, edit, named):
+    rnd = random.Random(pick)
+    f = rnd.randrange(len(files))
+    o = rnd.randrange(len(files[f]))
+    replay = list(files[f][o:o + 1 + rnd.randrange(len(files[f]) - o)])
+    i = rnd.randrange(len(replay))
+    if edit == "swap":
+        replay[i] = (replay[i][0], "z")
+    elif edit == "extra":
+        replay.insert(i, ("kernel", "y"))
+    elif edit == "missing" and len(replay) > 1:
+        replay.pop(i)
+    cap = [[(k, n if named else None) for k, n in calls] for calls in files]
+    gk = pl.DataFrame({"trace_id": [0] * len(replay), "launch_uid": [7] * len(replay),
+                       "i": list(range(len(replay))), "kind": [r[0] for r in replay], "name": [r[1] for r in replay]},
+                      schema={"trace_id": pl.Int32, "launch_uid": pl.Int64, "i": pl.Int64, "kind": pl.String,
+                              "name": pl.String})
+    got = capture.match(gk, [_Calls(k, c) for k, c in enumerate(cap)]).row(0, named=True)
+    want = _plain_match(replay, cap)
+    assert {k: got[k] for k in want} == want
