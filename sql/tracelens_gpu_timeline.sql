@@ -1,8 +1,10 @@
 -- tracelens_gpu_timeline: TraceLens's gpu_timeline.csv, same rows, columns and meaning.
 -- Answers, for people coming from TraceLens: the GPU time breakdown in their units.
--- depends: kernels
--- Rules (TraceLens): only device events linked to a launch call in the trace count (work
--- launched before the host-side window is left out); devices and streams are not separated.
+-- depends: _tracelens_gpu_events
+-- Rules (TraceLens): only device events linked to a launch call in the trace count, linked the
+-- way TraceLens links them (_tracelens_gpu_events: through a complete ac2g flow pair; work
+-- launched before the host-side window, or whose flow has no start, is left out); durations
+-- as written (not clipped); devices and streams are not separated.
 -- communication = kernels whose name contains nccl, rccl or cross_device_reduce;
 -- memcpy = gpu_memcpy events; computation = the other kernels and the memsets.
 -- exposed_comm = communication minus computation; exposed_memcpy = memcpy minus
@@ -20,7 +22,7 @@ WITH ev AS (
                 WHEN cat = 'kernel' AND (name ILIKE '%nccl%' OR name ILIKE '%rccl%'
                                          OR name ILIKE '%cross_device_reduce%') THEN 1
                 ELSE 0 END AS kind
-    FROM kernels WHERE launch_uid IS NOT NULL
+    FROM _tracelens_gpu_events WHERE launch_uid IS NOT NULL
 ),
 tagged AS (
     SELECT trace_id, ts_ns, end_ns, kind AS s FROM ev

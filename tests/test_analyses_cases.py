@@ -25,13 +25,22 @@ class T:
         self.ev.append({"ph": "X", "cat": "cpu_op", "name": name, "pid": 1, "tid": 1, "ts": ts, "dur": dur,
                         "args": args})
 
-    def kernel(self, name, ts, dur, launch_ts=None, stream=7, cat="kernel"):
+    def kernel(self, name, ts, dur, launch_ts=None, stream=7, cat="kernel", flow="pair"):
+        """flow: "pair" writes the ac2g arrow as Kineto does (start on the launch call, finish on
+        the device event, id = correlation); "finish" writes two finishes and no start (seen on
+        ROCm memsets); None writes none."""
         self.corr += 1
         if launch_ts is not None:
             self.ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
                             "ts": launch_ts, "dur": 0.5, "args": {"correlation": self.corr}})
+            if flow is not None:
+                self.ev.append({"ph": "s" if flow == "pair" else "f", "cat": "ac2g", "name": "ac2g",
+                                "id": self.corr, "pid": 1, "tid": 1, "ts": launch_ts})
         self.ev.append({"ph": "X", "cat": cat, "name": name, "pid": 0, "tid": stream, "ts": ts, "dur": dur,
                         "args": {"device": 0, "stream": stream, "correlation": self.corr}})
+        if launch_ts is not None and flow is not None:
+            self.ev.append({"ph": "f", "cat": "ac2g", "name": "ac2g", "id": self.corr, "pid": 0, "tid": stream,
+                            "ts": ts, "bp": "e"})
 
     def open(self, tmp_path):
         p = tmp_path / "t.json"

@@ -13,9 +13,6 @@ from conftest import CORPUS
 pytestmark = pytest.mark.corpus
 
 REPORTS = sorted((CORPUS / "TraceLens").rglob("*_perf_report_csvs")) if CORPUS.is_dir() else []
-# TraceLens's gpu_timeline.csv for this trace is ~2.6 % away from its own definition on
-# computation/busy time (ORACLES.md, docs/analyses.md): only those two rows are exempt there.
-KNOWN = {"normalization_layer_test": {"computation_time", "busy_time"}}
 
 
 def _trace(report):
@@ -36,12 +33,7 @@ def test_gpu_timeline(report):
     ref = {r["type"]: (float(r["time ms"]), float(r["percent"])) for r in csv.DictReader(open(d / "gpu_timeline.csv"))}
     ours = {r["type"]: (r["time ms"], r["percent"]) for r in t.sql("select * from tracelens_gpu_timeline").iter_rows(named=True)}
     assert list(ours) == list(ref)
-    exempt = next((v for k, v in KNOWN.items() if k in d.name), set())
     for typ, (ms, pct) in ref.items():
-        if typ in exempt:
-            assert not _close(ms, ours[typ][0], abs_=1e-6), "known discrepancy vanished: update KNOWN and docs"
-            assert _close(ms, ours[typ][0], rel=0.03)
-            continue
         assert _close(ms, ours[typ][0], abs_=1e-5), (typ, ms, ours[typ])
         assert _close(pct, ours[typ][1], abs_=1e-3), (typ, pct, ours[typ])
 
