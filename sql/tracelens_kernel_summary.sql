@@ -1,16 +1,20 @@
 -- tracelens_kernel_summary: TraceLens's kernel_summary.csv, same columns and meaning.
 -- Answers, for people coming from TraceLens: which kernels (under which launcher op) take the
 -- GPU time, in their units.
--- depends: kernels, slices, traces, _tracelens_op_category, tracelens_gpu_timeline
+-- depends: _tracelens_gpu_events, slices, _tracelens_op_category, tracelens_gpu_timeline
 -- Rules (TraceLens): every event of category kernel counts, linked to a launch or not (memcpy
--- and memset events are not kernels here). Rows group by (launcher op category, launcher
--- name, kernel name, stream), the launcher being kernels.launcher_uid (see
--- tracelens_ops_summary). A kernel without a launch has an empty category and launcher; one
--- whose launcher is the launch call itself (no enclosing cpu_op) has category 'runtime'.
+-- and memset events are not kernels here); links as TraceLens makes them (_tracelens_gpu_events:
+-- through a complete ac2g flow pair). Rows group by (parent op category, parent op name,
+-- kernel name, stream). The parent op is the nearest cpu_op above the kernel's launch call,
+-- whatever lies between (python frames, user annotations, a cpu_op named execute): for a
+-- collective that is record_param_comms, not the launch call as the ops summary's launcher
+-- rule gives. A kernel without a launch has an empty category and parent; one with no cpu_op
+-- above its launch call has the launch call's name and category 'runtime'. Durations are
+-- summed as written (TraceLens does not clip overlapping kernels of one stream).
 -- Columns (sorted by total duration, descending):
 --   trace_id                          INTEGER  trace
---   "Parent op category"              VARCHAR  TraceLens category of the launcher (see _tracelens_op_category)
---   "Parent cpu_op"                   VARCHAR  launcher name ('' when the kernel has no launch)
+--   "Parent op category"              VARCHAR  TraceLens category of the parent op (see _tracelens_op_category)
+--   "Parent cpu_op"                   VARCHAR  parent op name ('' when the kernel has no launch)
 --   "Kernel name"                     VARCHAR  kernel name
 --   "Kernel stream"                   BIGINT   stream
 --   "Kernel duration (µs)_sum"        DOUBLE   µs, total duration
@@ -22,14 +26,15 @@
 --   "Percent of total time (%)"       DOUBLE   % (0-100) of tracelens_gpu_timeline's total_time
 CREATE OR REPLACE VIEW tracelens_kernel_summary AS
 WITH k AS (
-    SELECT k.trace_id, k.name, k.stream, k.dur_ns,
+    SELECT k.trace_id, k.name, k.stream, k.dur_raw_ns AS dur_ns,
            CASE WHEN k.launch_uid IS NULL THEN ''
-                WHEN l.cat = 'cpu_op' THEN coalesce(c.category, 'other')
+                WHEN o.uid IS NOT NULL THEN coalesce(c.category, 'other')
                 ELSE 'runtime' END AS pcat,
-           CASE WHEN k.launch_uid IS NULL THEN '' ELSE coalesce(l.name, '') END AS pop
-    FROM kernels k
-    LEFT JOIN slices l ON l.trace_id = k.trace_id AND l.uid = k.launcher_uid
-    LEFT JOIN _tracelens_op_category c ON c.name = l.name
+           CASE WHEN k.launch_uid IS NULL THEN '' ELSE coalesce(o.name, l.name, '') END AS pop
+    FROM _tracelens_gpu_events k
+    LEFT JOIN slices o ON o.trace_id = k.trace_id AND o.uid = k.op_uid
+    LEFT JOIN slices l ON l.trace_id = k.trace_id AND l.uid = k.launch_uid
+    LEFT JOIN _tracelens_op_category c ON c.name = o.name
     WHERE k.cat = 'kernel'
 ),
 g AS (

@@ -102,6 +102,48 @@ def test_kernel_stats(timeline):
     assert c["time_pct"] == pytest.approx(100 * 25 / 62)
 
 
+def test_tracelens_views_follow_tracelens_links_parents_and_durations(tmp_path):
+    t = T()
+    t.op("record_param_comms", 0, 10)
+    t.ev.append({"ph": "X", "cat": "user_annotation", "name": "nccl:all_reduce", "pid": 1, "tid": 1, "ts": 1, "dur": 8})
+    t.kernel("ncclDevKernel_Generic", 20, 10, launch_ts=2, stream=9)
+    t.op("aten::mystery", 10, 10)
+    t.kernel("void at::native::vectorized_elementwise_kernel<4, f>", 30, 5, launch_ts=11)
+    t.op("aten::_foreach_copy_", 20, 5)
+    t.kernel("void at::native::(anonymous namespace)::multi_tensor_apply_kernel<g>", 35, 5, launch_ts=21)
+    t.kernel("Memset (Device)", 40, 5, launch_ts=26, cat="gpu_memset", flow="finish")  # no flow start
+    t.kernel("k_noflow", 45, 5, launch_ts=27, flow=None)
+    t.ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaGraphLaunch", "pid": 1, "tid": 1, "ts": 28,
+                 "dur": 0.5, "args": {"correlation": 100}})
+    for name, ts in (("g1", 50), ("g2", 55)):  # a graph's kernels: its correlation, no arrows
+        t.ev.append({"ph": "X", "cat": "kernel", "name": name, "pid": 0, "tid": 7, "ts": ts, "dur": 5,
+                     "args": {"device": 0, "stream": 7, "correlation": 100}})
+    t.op("aten::add", 30, 10)
+    t.kernel("ov", 60, 10, launch_ts=31)
+    t.kernel("ov", 65, 3, launch_ts=32)  # inside the previous one on its stream: kernels clips that one
+    tr = t.open(tmp_path)
+    names = "select k.name, k.launch_uid is not null as linked, g.launch_uid is not null as tl from kernels k " \
+            "join _tracelens_gpu_events g using (trace_id, uid) order by k.uid"
+    links = tr.sql(names).rows()
+    assert all(linked for _, linked, _ in links)  # tracecols links every one by correlation
+    assert {n for n, _, tl in links if not tl} == {"Memset (Device)", "k_noflow"}
+    ks = {(r["Parent op category"], r["Parent cpu_op"], r["Kernel name"]): r
+          for r in tr.sql("select * from tracelens_kernel_summary").to_dicts()}
+    graph = {k for k in ks if k[2] in ("g1", "g2")}  # linked; attributed as kernels attributes them
+    assert len(graph) == 2 and all(k[1] for k in graph)
+    assert set(ks) - graph == {
+        ("record_param_comms", "record_param_comms", "ncclDevKernel_Generic"),  # not the launch call
+        ("elementwise", "aten::mystery", "void at::native::vectorized_elementwise_kernel<4, f>"),
+        ("multi_tensor_apply", "aten::_foreach_copy_",
+         "void at::native::(anonymous namespace)::multi_tensor_apply_kernel<g>"),
+        ("", "", "k_noflow"), ("elementwise", "aten::add", "ov")}
+    ov = ks[("elementwise", "aten::add", "ov")]
+    assert (ov["Kernel duration (µs)_sum"], ov["Kernel duration (µs)_count"], ov["Kernel duration (µs)_max"]) == (13, 2, 10)
+    tl = {r["type"]: r["time ms"] * 1000 for r in tr.sql("select * from tracelens_gpu_timeline").to_dicts()}
+    # linked: nccl [20,30), [30,35), [35,40), graph [50,60), ov [60,70) as written
+    assert tl["total_time"] == pytest.approx(50) and tl["busy_time"] == pytest.approx(40)
+    assert tl["computation_time"] == pytest.approx(30) and tl["exposed_comm_time"] == pytest.approx(10)
+
 @pytest.fixture
 def gaps(tmp_path):
     t = T()
