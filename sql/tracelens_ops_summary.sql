@@ -1,8 +1,9 @@
 -- tracelens_ops_summary: TraceLens's "kernel launchers" summary (ops_summary.csv), same columns and meaning.
 -- Answers, for people coming from TraceLens: which launcher ops own the GPU time, in their units.
--- depends: slices, kernels, _tracelens_op_category
+-- depends: slices, _tracelens_gpu_events, _tracelens_op_category
 -- Rules (docs/tree.md, "TraceLens compatibility"): GPU events are kernels, memcpy and memset
--- linked to a launch call; communication kernels (name contains nccl, rccl or
+-- linked to a launch call as TraceLens links them (_tracelens_gpu_events: a complete ac2g flow
+-- pair); communication kernels (name contains nccl, rccl or
 -- cross_device_reduce) are left out. The launcher of a GPU event is kernels.launcher_uid:
 -- from the launch call's parent upwards, python_function frames and cpu_ops named
 -- `execute` are passed over; the first other cpu_op is the launcher, and when the walk
@@ -30,7 +31,7 @@
 CREATE OR REPLACE VIEW tracelens_ops_summary AS
 WITH gk AS (  -- the GPU events TraceLens counts
     SELECT k.trace_id, k.ts_ns, k.end_ns, k.launcher_uid, k.op_path
-    FROM kernels k
+    FROM _tracelens_gpu_events k
     WHERE k.launcher_uid IS NOT NULL
       AND NOT (k.name ILIKE '%nccl%' OR k.name ILIKE '%rccl%' OR k.name ILIKE '%cross_device_reduce%')
 ),

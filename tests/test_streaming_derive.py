@@ -29,6 +29,8 @@ def _both(path, tmp_path, chunk_rows):
     info = describe(read_trace(str(path), batches.append), 0, str(path), False)
     ev = events_table(batches, 0, info["rank"])
     whole = derived_tables(ev, [info])
+    # rows grafted from capture traces only: none here, so events is the file's own
+    assert whole.pop("events_grafted").num_rows == 0
     ev_path, sl_path = tmp_path / "events.parquet", tmp_path / "slices.parquet"
     pq.write_table(ev, ev_path)
     real, limit = streaming.write_slices, streaming.IN_MEMORY_EVENTS

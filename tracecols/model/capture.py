@@ -416,8 +416,9 @@ def _replays(inst, gk, by_file):
 
 
 def _grafted_events(g, by_file, schema):
-    """events rows of the grafted nodes: the captured event's fields (ids that belong to the
-    capture trace cleared), at the graph launch's place and time, host duration 0."""
+    """events rows of the grafted captured nodes: the captured event's fields (ids that belong
+    to the capture trace cleared), at the graph launch's place and time, host duration 0.
+    Pseudo ops get none: `events` stays the file's own events when nothing was captured."""
     place = ["trace_id", "rank", "uid", "pid", "tid", "pid_str", "tid_str", "ts_ns", "dur_ns", "end_ns"]
     cleared = [c for c in ("correlation", "external_id", "flow_id", "flow_id_str") if c in schema.names]
     new = g.select("file", pl.col("uid").alias("capture_uid"), "trace_id", "rank", pl.col("uid_new").alias("uid"),
@@ -432,9 +433,8 @@ def _grafted_events(g, by_file, schema):
                                           how="semi")
         ev = ev.rename({"uid": "capture_uid"}).drop([x for x in place if x != "uid"])
         parts.append(mine.drop(["file", "name", "cat"]).join(ev, on="capture_uid").drop("capture_uid"))
-    pseudo = new.filter(pl.col("file").is_null()).select(place + ["name", "cat"]).with_columns(
-        pl.lit("X").alias("ph"), pl.col("cat").alias("cat_raw"))
-    parts.append(pseudo)
+    if not parts:  # pseudo ops only: nothing of theirs was ever in a trace file
+        return schema.empty_table()
     df = pl.concat([p.with_columns([pl.lit(None).alias(c) for c in cleared if c in p.columns])
                     for p in parts], how="diagonal_relaxed")
     df = df.with_columns([pl.lit(None, pl.from_arrow(pa.array([], f.type)).dtype).alias(f.name)
