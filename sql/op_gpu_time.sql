@@ -26,6 +26,7 @@
 --   subtree_busy_ns     BIGINT   ns, union length of those events
 --   source              VARCHAR  nearest enclosing python_function frame as `file.py(line)` (null if none)
 --   source_frame        VARCHAR  that frame's full name
+--   is_recompute        BOOLEAN  re-run in backward by activation checkpointing (slices.is_recompute)
 --   parent_module       VARCHAR  nearest `nn.Module: X` Python frame above the op, its `_N` instance suffix cut (null: none)
 CREATE OR REPLACE VIEW op_gpu_time AS
 WITH ops AS (
@@ -75,7 +76,7 @@ SELECT o.trace_id, o.rank, o.uid, o.name, o.pid, o.tid, o.ts_ns, o.dur_ns, o.sel
        coalesce(s.subtree_kernel_sum_ns, 0) AS subtree_kernel_sum_ns,
        coalesce(s.subtree_busy_ns, 0) AS subtree_busy_ns,
        nullif(regexp_extract(py.name, '([^/\\ ]+\.py\(\d+\))', 1), '') AS source,
-       py.name AS source_frame,
+       py.name AS source_frame, o.is_recompute,
        regexp_replace(m.name, '_\d+$', '') AS parent_module
 FROM ops o
 LEFT JOIN direct d ON d.trace_id = o.trace_id AND d.ouid = o.uid

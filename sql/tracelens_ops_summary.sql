@@ -11,12 +11,14 @@
 -- SGLang profiler op names lose their numeric id suffix (as TraceLens shows them).
 -- Times are busy times (union lengths) per launcher instance, summed over instances.
 -- Graph-replayed kernels count under the ops grafted from the capture traces (docs/graphs.md).
--- Rows are per (name, parent_module), as TraceLens's inference report groups them; a trace
+-- Rows are per (name, is_recompute, parent_module), as TraceLens's reports group them with
+-- detect_recompute and by parent module; a trace
 -- without nn.Module frames has parent_module null and one row per name (sum rows by name to
 -- compare with a name-only summary).
 -- Columns (one row per launcher name, parent module and trace, sorted by direct time, descending):
 --   trace_id                       INTEGER  trace (TraceLens has one trace per file)
 --   name                           VARCHAR  launcher name
+--   is_recompute                   BOOLEAN  instances re-run in backward by activation checkpointing (slices.is_recompute)
 --   parent_module                  VARCHAR  nearest `nn.Module: X` Python frame above the launcher, its `_N` instance suffix cut (null: none)
 --   total_direct_kernel_time_sum   DOUBLE   µs, sum over instances of the busy time of the GPU events each launched
 --   total_subtree_kernel_time_sum  DOUBLE   µs, sum over instances of the busy time of every GPU event launched beneath it
@@ -36,7 +38,7 @@ WITH gk AS (  -- the GPU events TraceLens counts
       AND NOT (k.name ILIKE '%nccl%' OR k.name ILIKE '%rccl%' OR k.name ILIKE '%cross_device_reduce%')
 ),
 launchers AS (
-    SELECT s.trace_id, s.uid, s.cat, s.pre, regexp_replace(m.name, '_\d+$', '') AS parent_module,
+    SELECT s.trace_id, s.uid, s.cat, s.pre, s.is_recompute, regexp_replace(m.name, '_\d+$', '') AS parent_module,
            -- SGLang's profiler ops carry a numeric id (sglang_profiler::attention_…_100): cut
            regexp_replace(s.name, '^(sglang_profiler::.*)_\d+$', '\1') AS name
     FROM slices s JOIN (SELECT DISTINCT trace_id, launcher_uid FROM gk) g
@@ -73,7 +75,7 @@ busy AS (
     GROUP BY ALL
 ),
 per_name AS (
-    SELECT l.trace_id, l.name, l.parent_module,
+    SELECT l.trace_id, l.name, l.is_recompute, l.parent_module,
            sum(b.direct_ns) / 1000.0 AS total_direct_kernel_time_sum,
            sum(b.subtree_ns) / 1000.0 AS total_subtree_kernel_time_sum,
            count(*) FILTER (WHERE b.subtree_ns > 0 OR b.direct_ns > 0) AS total_subtree_kernel_time_count,
@@ -99,7 +101,7 @@ cat AS (  -- launch calls that launch for themselves are not in the category lis
     FROM per_name p LEFT JOIN _tracelens_op_category c ON c.name = p.name
     LEFT JOIN stack st ON st.trace_id = p.trace_id AND st.first_uid = p.first_uid
 )
-SELECT trace_id, name, parent_module,
+SELECT trace_id, name, is_recompute, parent_module,
        total_direct_kernel_time_sum, total_subtree_kernel_time_sum, total_subtree_kernel_time_count,
        total_direct_kernel_time_sum / 1000.0 AS total_direct_kernel_time_ms,
        total_subtree_kernel_time_sum / 1000.0 AS total_subtree_kernel_time_ms,
@@ -108,7 +110,7 @@ SELECT trace_id, name, parent_module,
        100.0 * total_direct_kernel_time_sum
            / nullif(sum(total_direct_kernel_time_sum) OVER (PARTITION BY trace_id), 0) AS "Percentage (%)",
        100.0 * sum(total_direct_kernel_time_sum) OVER (PARTITION BY trace_id
-                   ORDER BY total_direct_kernel_time_sum DESC, name, parent_module ROWS UNBOUNDED PRECEDING)
+                   ORDER BY total_direct_kernel_time_sum DESC, name, is_recompute, parent_module ROWS UNBOUNDED PRECEDING)
            / nullif(sum(total_direct_kernel_time_sum) OVER (PARTITION BY trace_id), 0) AS "Cumulative Percentage (%)"
 FROM cat
-ORDER BY trace_id, total_direct_kernel_time_sum DESC, name, parent_module;
+ORDER BY trace_id, total_direct_kernel_time_sum DESC, name, is_recompute, parent_module;

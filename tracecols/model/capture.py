@@ -326,7 +326,8 @@ def merge(slices, kernels, events_schema=None, captures=()):
         pl.col("op_uid_new").alias("op_uid"), pl.col("top_op_uid_new").alias("top_op_uid"),
         pl.col("py_uid_new").alias("py_uid"), pl.col("module_uid_new").alias("module_uid"),
         (pl.col("lpre") + 1 + pl.col("j")).alias("pre"), (pl.col("lpre") + 1 + pl.col("lsub")).alias("subtree_end"),
-        pl.col("nchild").alias("n_children"), pl.lit(0, pl.Int64).alias("self_ns"))
+        pl.col("nchild").alias("n_children"), pl.lit(0, pl.Int64).alias("self_ns"),
+        pl.lit(False).alias("is_recompute"))
     out_slices = _as_table(pl.concat([sl_new.select(SLICES_SCHEMA.names),
                                       grafted.cast({f.name: sl_new.schema[f.name] for f in SLICES_SCHEMA})])
                            .sort(["trace_id", "pre"]), SLICES_SCHEMA)

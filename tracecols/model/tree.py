@@ -48,8 +48,11 @@ SLICES_SCHEMA = pa.schema([
     ("parent_uid", pa.int64()), ("depth", pa.int32()), ("root_uid", pa.int64()),
     ("op_uid", pa.int64()), ("top_op_uid", pa.int64()), ("py_uid", pa.int64()),
     ("module_uid", pa.int64()), ("pre", pa.int64()), ("subtree_end", pa.int64()), ("n_children", pa.int32()),
-    ("self_ns", pa.int64()),
+    ("self_ns", pa.int64()), ("is_recompute", pa.bool_()),
 ])
+
+# torch.utils.checkpoint re-runs a checkpointed forward inside this frame during backward
+RECOMPUTE_FRAME = r"torch/utils/checkpoint\.py.*recompute_fn"
 
 _THREAD = ["trace_id", "pid", "pid_str", "tid", "tid_str"]
 
@@ -275,6 +278,8 @@ def _derive(x, parent, depth, ts, offset):
     py = nearest(parent, is_py, include_self=False)
     is_mod = is_py & x.get_column("name").str.starts_with("nn.Module: ").fill_null(False).to_numpy()
     mod = nearest(parent, is_mod, include_self=False)
+    is_rc = is_py & x.get_column("name").str.contains(RECOMPUTE_FRAME).fill_null(False).to_numpy()
+    recompute = nearest(parent, is_rc) >= 0
     # pre-order = thread order; a subtree is the run of following slices deeper than its root
     d = depth.astype(np.int64)
     jr = prev_greater(-d[::-1], -d[::-1] - 1)[::-1]  # reversed: next k > i with depth[k] <= depth[i]
@@ -313,5 +318,6 @@ def _derive(x, parent, depth, ts, offset):
         "subtree_end": pa.array(sub_end + offset, pa.int64()),
         "n_children": pa.array(n_children, pa.int32()),
         "self_ns": pa.array(self_ns, pa.int64()),
+        "is_recompute": pa.array(recompute, pa.bool_()),
     }
     return pa.table([cols[f.name].cast(f.type) for f in SLICES_SCHEMA], schema=SLICES_SCHEMA)
