@@ -13,7 +13,7 @@ ANALYSES = (
     "kernel_stats", "kernel_class_stats", "gpu_timeline", "tracelens_gpu_timeline",
     "tracelens_kernel_summary", "tracelens_ops_summary", "op_gpu_time", "op_summary",
     "temporal_breakdown", "comm_compute_overlap", "idle_gaps", "idle_time", "queue_depth",
-    "optimizable_ops", "op_perf", "op_perf_summary", "top_ops", "graph_replay_share",
+    "optimizable_ops", "op_perf", "op_perf_summary", "top_ops", "graph_replay_share", "inference_steps",
 )
 
 

@@ -1,0 +1,109 @@
+-- inference_steps: the iterations of a serving trace (vLLM, SGLang …), each with its phase and GPU time.
+-- Answers: how long does one prefill, decode or mixed step take on the GPU — e.g. the
+-- steady-state decode step: `WHERE phase = 'decode' AND phase_step >= 2`.
+-- depends: slices, kernels
+-- A step is a host annotation the serving framework writes around one forward pass:
+--   execute_<T>_context_<P>(…)_generation_<D>(…)   T tokens, P prefill and D decode requests
+--   step[DECODE bs=N] / step[PREFILL …] / step[EXTEND …] / step[MIXED …]   (SGLang; EXTEND is a prefill)
+-- the outermost such annotation on its thread; a trace with none falls back to ProfilerStep#N.
+-- Phase: prefill when only prefill requests ran, decode when only decode requests, mixed
+-- when both; from the annotation's own words where it has no counts; else unknown.
+-- A step's device work is every device event whose launch call lies in the annotation's
+-- subtree (graph replays included: their kernels belong to the graph launch call).
+-- Columns (one row per step, in time order):
+--   trace_id          INTEGER  trace
+--   rank              INTEGER  its rank (null when unknown)
+--   step              BIGINT   0-based index of the step in the trace
+--   phase             VARCHAR  prefill, decode, mixed or unknown
+--   phase_step        BIGINT   0-based index among the trace's steps of the same phase (skip the first few for steady state)
+--   uid               BIGINT   the annotation's uid
+--   name              VARCHAR  the annotation
+--   tokens            BIGINT   tokens in the step (execute_<T>_…; null otherwise)
+--   prefill_requests  BIGINT   prefill (context) requests (null when not written)
+--   decode_requests   BIGINT   decode (generation) requests, or SGLang's bs for a decode step (null when not written)
+--   ts_ns, dur_ns     BIGINT   ns, the annotation's start and host duration
+--   kernels           BIGINT   device events launched in the step
+--   graph_launches    BIGINT   CUDA/HIP graph launches among their launch calls
+--   gpu_busy_ns       BIGINT   ns, union length of those events (every device and stream together)
+--   gpu_kernel_sum_ns BIGINT   ns, sum of their durations
+--   gpu_start_ns      BIGINT   ns, start of the first of them
+--   gpu_end_ns        BIGINT   ns, end of the last of them
+CREATE OR REPLACE VIEW inference_steps AS
+WITH marks AS (
+    SELECT s.trace_id, s.rank, s.uid, s.name, s.pid, s.tid, s.ts_ns, s.dur_ns, s.pre, s.subtree_end,
+           regexp_matches(s.name, '^execute_[0-9]+_context_[0-9]+\(.*\)_generation_[0-9]+\(')
+               OR regexp_matches(s.name, '^step\[[A-Za-z]+') AS serving
+    FROM slices s
+    WHERE s.cat = 'user_annotation'
+      AND (regexp_matches(s.name, '^execute_[0-9]+_context_[0-9]+\(.*\)_generation_[0-9]+\(')
+           OR regexp_matches(s.name, '^step\[[A-Za-z]+') OR s.name LIKE 'ProfilerStep#%')
+),
+kind AS (  -- serving annotations where a trace has any, else ProfilerStep#N
+    SELECT m.* FROM marks m
+    WHERE m.serving = (SELECT bool_or(serving) FROM marks x WHERE x.trace_id = m.trace_id)
+),
+steps AS (  -- the outermost: no other chosen annotation of its thread encloses it
+    SELECT k.* FROM kind k
+    WHERE NOT EXISTS (SELECT 1 FROM kind o WHERE o.trace_id = k.trace_id AND o.pre < k.pre
+                      AND k.pre <= o.subtree_end)
+),
+parsed AS (
+    SELECT *,
+           TRY_CAST(regexp_extract(name, '^execute_([0-9]+)_', 1) AS BIGINT) AS tokens,
+           TRY_CAST(regexp_extract(name, '_context_([0-9]+)\(', 1) AS BIGINT) AS prefill_requests,
+           coalesce(TRY_CAST(regexp_extract(name, '_generation_([0-9]+)\(', 1) AS BIGINT),
+                    CASE WHEN regexp_matches(name, '^step\[DECODE')
+                         THEN TRY_CAST(regexp_extract(name, 'bs=([0-9]+)', 1) AS BIGINT) END) AS decode_requests,
+           upper(regexp_extract(name, '^step\[([A-Za-z]+)', 1)) AS word
+    FROM steps
+),
+phased AS (
+    SELECT *, CASE
+        WHEN prefill_requests > 0 AND decode_requests > 0 THEN 'mixed'
+        WHEN prefill_requests > 0 THEN 'prefill'
+        WHEN decode_requests > 0 THEN 'decode'
+        WHEN word IN ('PREFILL', 'EXTEND') THEN 'prefill'
+        WHEN word = 'DECODE' THEN 'decode'
+        WHEN word = 'MIXED' THEN 'mixed'
+        ELSE 'unknown' END AS phase
+    FROM parsed
+),
+dev AS (  -- each step's device events: their launch call lies in the step's subtree
+    SELECT p.trace_id, p.uid AS step_uid, k.ts_ns, k.end_ns, k.dur_ns, k.launch_uid, k.launch_name
+    FROM phased p
+    JOIN slices l ON l.trace_id = p.trace_id AND l.pre > p.pre AND l.pre <= p.subtree_end
+    JOIN kernels k ON k.trace_id = l.trace_id AND k.launch_uid = l.uid
+),
+g AS (
+    SELECT *, max(end_ns) OVER (PARTITION BY trace_id, step_uid ORDER BY ts_ns, end_ns
+                                ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_end
+    FROM dev
+),
+isl AS (
+    SELECT *, sum(CASE WHEN prev_end IS NULL OR ts_ns > prev_end THEN 1 ELSE 0 END)
+                  OVER (PARTITION BY trace_id, step_uid ORDER BY ts_ns, end_ns ROWS UNBOUNDED PRECEDING) AS isl
+    FROM g
+),
+per AS (
+    SELECT trace_id, step_uid, sum(n)::BIGINT AS kernels, sum(e - b)::BIGINT AS gpu_busy_ns,
+           sum(s)::BIGINT AS gpu_kernel_sum_ns, min(b) AS gpu_start_ns, max(e) AS gpu_end_ns
+    FROM (SELECT trace_id, step_uid, isl, count(*) AS n, sum(dur_ns) AS s, min(ts_ns) AS b, max(end_ns) AS e
+          FROM isl GROUP BY ALL)
+    GROUP BY ALL
+),
+graphs AS (
+    SELECT trace_id, step_uid, count(DISTINCT launch_uid) AS graph_launches
+    FROM dev WHERE launch_name LIKE '%GraphLaunch%' GROUP BY ALL
+)
+SELECT p.trace_id, p.rank,
+       row_number() OVER (PARTITION BY p.trace_id ORDER BY p.ts_ns, p.uid) - 1 AS step,
+       p.phase,
+       row_number() OVER (PARTITION BY p.trace_id, p.phase ORDER BY p.ts_ns, p.uid) - 1 AS phase_step,
+       p.uid, p.name, p.tokens, p.prefill_requests, p.decode_requests, p.ts_ns, p.dur_ns,
+       coalesce(d.kernels, 0) AS kernels, coalesce(gr.graph_launches, 0) AS graph_launches,
+       coalesce(d.gpu_busy_ns, 0) AS gpu_busy_ns, coalesce(d.gpu_kernel_sum_ns, 0) AS gpu_kernel_sum_ns,
+       d.gpu_start_ns, d.gpu_end_ns
+FROM phased p
+LEFT JOIN per d ON d.trace_id = p.trace_id AND d.step_uid = p.uid
+LEFT JOIN graphs gr ON gr.trace_id = p.trace_id AND gr.step_uid = p.uid
+ORDER BY p.trace_id, p.ts_ns, p.uid;
