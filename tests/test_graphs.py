@@ -132,6 +132,9 @@ def test_without_capture_nothing_is_hidden(case, tmp_path):
     assert f"{100 * share / busy:.1f}%" in line[0] or f"{min(100.0, 100 * share / busy):.1f}%" in line[0]
     shares = [float([w for w in x.split() if w.endswith("%")][-1].rstrip("%")) for x in _top_ops_rows(r.stdout)]
     assert math.isclose(sum(shares), 100.0, abs_tol=0.1 * len(shares)), shares
+    from tracecols.report import write
+    html = open(write(trace, tmp_path / "r.html")).read()
+    assert line[0].replace("'", "&#x27;") in html or line[0] in html
 
 
 def _top_ops_rows(out):

@@ -4,6 +4,7 @@ import sys
 import tempfile
 import time
 
+from ..report.notes import graph_notes
 from ..store import parquet
 from ..trace import open as open_trace
 from ..version import SCHEMA_VERSION, __version__
@@ -100,19 +101,6 @@ def top_ops(trace, top):
                sum(cpu_self_ns)::BIGINT, {int(top)} + 0.5
         FROM r WHERE k > {int(top)} AND name != '(no op)' GROUP BY trace_id
         ORDER BY trace_id, k""")
-
-
-def graph_notes(trace):
-    """One line per trace whose graph replays hide GPU time from the op tables."""
-    lines = []
-    for r in trace.sql("SELECT * FROM graph_replay_share WHERE unmatched > 0 ORDER BY trace_id").iter_rows(named=True):
-        lines.append(f"note: {r['unmatched_pct']:.1f}% of GPU busy time (trace {r['trace_id']}) is in "
-                     f"{r['unmatched']} of {r['launches']} graph replays with no captured ops known; it shows as "
-                     f"'{r['first_site']}'. Pass --capture DIR (the graph capture traces) to give it to the ops.")
-        if r["mismatched"]:
-            lines.append(f"note: {r['mismatched']} graph replays did not match the capture traces "
-                         f"(first: {r['first_mismatch']}); see the graph_replays table")
-    return lines
 
 
 def summary(trace, top=10, out=sys.stdout):

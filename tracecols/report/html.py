@@ -175,12 +175,15 @@ class _Report:
         self.add("timeline", "GPU timeline", kpis, chart, tab)
 
     def top(self):
-        parts = []
-        if self.has("op_summary"):
-            rows = _rows(self.src, """SELECT name, sum(count) AS count, sum(direct_busy_ns) AS gpu,
-                sum(cpu_self_ns) AS cpu_self, sum(direct_kernels) AS kernels,
-                100.0 * sum(direct_busy_ns) / nullif(sum(sum(direct_busy_ns)) OVER (), 0) AS share
-                FROM op_summary GROUP BY name HAVING sum(direct_busy_ns) > 0 ORDER BY gpu DESC, name LIMIT 50""")
+        from .notes import graph_notes
+        parts = [f'<p class="note">{_e(line)}</p>' for line in graph_notes(self.src)]
+        if self.has("top_ops"):
+            # shares of the GPU busy time, `(no op)` last: they add up to it
+            rows = _rows(self.src, """SELECT name, sum(count) AS count, sum(gpu_ns) AS gpu,
+                sum(cpu_self_ns) AS cpu_self,
+                100.0 * sum(gpu_ns) / nullif((SELECT sum(busy_ns) FROM gpu_timeline WHERE device IS NULL), 0) AS share
+                FROM top_ops GROUP BY name HAVING sum(gpu_ns) > 0
+                ORDER BY name = '(no op)', gpu DESC, name LIMIT 50""")
             if rows:
                 div, unit = time_unit(max(r["gpu"] for r in rows))
                 parts.append(charts.hbars(
@@ -189,9 +192,9 @@ class _Report:
                     [r["name"] for r in rows[:TOP]], [[r["gpu"] / div for r in rows[:TOP]]],
                     f"GPU busy time of the kernels each op launched directly ({unit})",
                     fmt=lambda v, u=unit: f"{v:,.3g} {u}"))
-                parts.append(table("table-top-ops", ("op", "count", "GPU time", "share", "kernels", "CPU self"),
-                                   [(r["name"], int(r["count"]), r["gpu"], r["share"], int(r["kernels"] or 0),
-                                     r["cpu_self"]) for r in rows], ("name", "n", "ns", "pct", "n", "ns")))
+                parts.append(table("table-top-ops", ("op", "count", "GPU time", "share of busy", "CPU self"),
+                                   [(r["name"], int(r["count"] or 0), r["gpu"], r["share"], r["cpu_self"])
+                                    for r in rows], ("name", "n", "ns", "pct", "ns")))
         if self.has("kernel_stats"):
             rows = _rows(self.src, """SELECT name, sum(count) AS count, sum(sum_ns) AS total,
                 sum(sum_ns) / sum(count) AS mean, min(min_ns) AS min, max(max_ns) AS max,
