@@ -53,7 +53,7 @@ def main():
     if len(args) != 2:
         sys.exit(__doc__)
     replay, folder = args
-    r = subprocess.run([sys.executable, "-c", _CODE, replay, folder, str(repeat)], capture_output=True, text=True)
+    r = subprocess.run([sys.executable, "-c", _CODE, replay, folder, str(repeat)], capture_output=True, text=True, check=False)
     if r.returncode:
         sys.exit(r.stderr.strip().splitlines()[-1] if r.stderr.strip() else "failed")
     m = json.loads(r.stdout.strip().splitlines()[-1])

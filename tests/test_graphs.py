@@ -8,11 +8,11 @@ import sys
 
 import polars as pl
 import pytest
+from conftest import CORPUS
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tracecols
-from conftest import CORPUS
 from tracecols.model import capture
 
 INFERENCE = CORPUS / "TraceLens/tests/traces/inference"
@@ -38,7 +38,8 @@ def test_cases_present():
 @pytest.mark.corpus
 def test_ops_summary_matches_tracelens_inference_report(merged):
     d, t = merged
-    want = {(r["name"], r["parent_module"]): r for r in csv.DictReader(open(d / "perf_csvs/ops_summary.csv"))}
+    with open(d / "perf_csvs/ops_summary.csv", newline="") as f:
+        want = {(r["name"], r["parent_module"]): r for r in csv.DictReader(f)}
     got = {(r["name"], r["parent_module"] or "NA"): r
            for r in t.sql("select * from tracelens_ops_summary").iter_rows(named=True)}
     assert set(got) == set(want)
@@ -57,7 +58,8 @@ def test_ops_summary_matches_tracelens_inference_report(merged):
 @pytest.mark.corpus
 def test_gpu_timeline_matches_tracelens_inference_report(merged):
     d, t = merged
-    ref = {r["type"]: (float(r["time ms"]), float(r["percent"])) for r in csv.DictReader(open(d / "perf_csvs/gpu_timeline.csv"))}
+    with open(d / "perf_csvs/gpu_timeline.csv", newline="") as f:
+        ref = {r["type"]: (float(r["time ms"]), float(r["percent"])) for r in csv.DictReader(f)}
     ours = {r["type"]: (r["time ms"], r["percent"]) for r in t.sql("select * from tracelens_gpu_timeline").iter_rows(named=True)}
     assert list(ours) == list(ref)
     for typ, (ms, pct) in ref.items():
@@ -123,7 +125,7 @@ def test_without_capture_nothing_is_hidden(case, tmp_path):
     assert site.height == 1 and site["direct_busy_ns"][0] > 0
     assert site["name"][0] != "graph replay @ " and "torch/" not in site["name"][0]
     r = subprocess.run([sys.executable, "-c", "import sys; from tracecols.cli import main; sys.exit(main())",
-                        "analyze", str(trace), "--top", "5"], capture_output=True, text=True)
+                        "analyze", str(trace), "--top", "5"], capture_output=True, text=True, check=False)
     assert r.returncode == 0, r.stderr
     line = [x for x in (r.stdout + r.stderr).splitlines() if "graph replays" in x and "--capture" in x]
     assert len(line) == 1, r.stdout + r.stderr
@@ -133,7 +135,8 @@ def test_without_capture_nothing_is_hidden(case, tmp_path):
     shares = [float([w for w in x.split() if w.endswith("%")][-1].rstrip("%")) for x in _top_ops_rows(r.stdout)]
     assert math.isclose(sum(shares), 100.0, abs_tol=0.1 * len(shares)), shares
     from tracecols.report import write
-    html = open(write(trace, tmp_path / "r.html")).read()
+    with open(write(trace, tmp_path / "r.html"), encoding="utf-8") as f:
+        html = f.read()
     assert line[0].replace("'", "&#x27;") in html or line[0] in html
 
 

@@ -5,7 +5,6 @@ import json
 from decimal import Decimal
 
 import pytest
-
 from conftest import CORPUS
 from test_analyses_cases import T
 
@@ -58,7 +57,8 @@ SERVING = ["TraceLens/tests/traces/inference/vllm_decode_full/graph_execution.js
 def test_serving_traces_against_a_plain_walk(rel):
     import tracecols
     path = CORPUS / rel
-    ev = json.load(gzip.open(path), parse_float=Decimal)["traceEvents"]  # exact ns
+    with gzip.open(path) as f:
+        ev = json.load(f, parse_float=Decimal)["traceEvents"]  # exact ns
     ann = [e for e in ev if e.get("cat") == "user_annotation" and e["name"].startswith(("execute_", "step["))]
     outer = [a for a in ann if not any(b is not a and b["tid"] == a["tid"] and b["ts"] <= a["ts"]
                                        and a["ts"] + a["dur"] <= b["ts"] + b["dur"] for b in ann)]

@@ -3,9 +3,9 @@ of tracelens_ops_summary on the checkpointed ResNet trace."""
 import re
 
 import pytest
+from conftest import CORPUS
 
 import tracecols
-from conftest import CORPUS
 
 TRACE = CORPUS / "TraceLens/tests/traces/mi300/resnet_act_checkpoint.json.gz"
 

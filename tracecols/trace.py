@@ -135,7 +135,7 @@ class Trace:
         return f"<tracecols.Trace {self.origin}: {', '.join(self.tables)}>"
 
 
-def open(*paths, keep_secrets=False, capture=None):  # noqa: A001 - the public name is tracecols.open
+def open(*paths, keep_secrets=False, capture=None):
     """Open trace files (local or fsspec URLs, .json or .json.gz), or a directory written by save()/ingest.
 
     Metadata values under secret-looking keys (tokens, passwords, keys, …) are redacted in the
