@@ -29,6 +29,7 @@ op, `graph replay @ <nearest own Python frame>`, so that none of their time is h
 import numpy as np
 import polars as pl
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from .kernels import LAUNCH_CATS, launcher_map, op_paths, parent_index
 from .tree import SLICES_SCHEMA, nearest, prev_greater
@@ -85,32 +86,33 @@ class Capture:
                          _kind("name", True).alias("kind"),
                          pl.col("args").str.json_path_match("$.kernel").alias("kname")))
         self.calls = calls
-        self._par = None
-
-    @property
-    def par(self):
-        if self._par is None:
-            self._par = parent_index(self.slices)
-        return self._par
+        # what every template reads, worked out once per capture file
+        self.par = parent_index(sl)
+        cat = sl["cat"].fill_null("")
+        self.is_op = (cat == "cpu_op").to_numpy()
+        self.is_py = (cat == "python_function").to_numpy()
+        self.is_mod = self.is_py & sl["name"].fill_null("").str.starts_with(_MODULE).to_numpy()
+        py_of_op = nearest(self.par, self.is_py, include_self=False)[self.is_op]
+        self.keep = self.is_op | (cat == "user_annotation").to_numpy() | self.is_mod
+        self.keep[py_of_op[py_of_op >= 0]] = True
+        self._templates = {}
 
     def template(self, offset, n):
+        """The graft of the window [offset, offset + n) (see _template), computed once per window."""
+        if (offset, n) not in self._templates:
+            self._templates[(offset, n)] = self._template(offset, n)
+        return self._templates[(offset, n)]
+
+    def _template(self, offset, n):
         """The nodes grafted for a launch matched at [offset, offset + n): a polars frame in
         pre-order with local indices (j), local parent, depth, subtree end, op, top op,
         Python frame, module frame (-1: none within the graft), and per captured call its
         position in the window (i), launcher and op path (local indices)."""
         sl, par = self.slices, self.par
         rows = self.calls["row"].to_numpy()[offset:offset + n]
-        cat = sl["cat"].fill_null("")
-        name = sl["name"].fill_null("")
-        is_op = (cat == "cpu_op").to_numpy()
-        is_py = (cat == "python_function").to_numpy()
-        is_mod = (is_py & name.str.starts_with(_MODULE).to_numpy())
-        py_of_op = nearest(par, is_py, include_self=False)[is_op]
-        keep = is_op | (cat == "user_annotation").to_numpy() | is_mod
-        keep[py_of_op[py_of_op >= 0]] = True
-        call = np.zeros(sl.height, bool)
-        call[rows] = True
-        keep |= call
+        is_op, is_py, is_mod = self.is_op, self.is_py, self.is_mod
+        keep = self.keep.copy()
+        keep[rows] = True
         seen = np.zeros(sl.height, bool)
         front = np.unique(rows)
         while front.size:  # the ancestors of the window's calls, one level per step
@@ -367,7 +369,7 @@ def _renumber(sl, inst):
 
 def _relink(kernels, gk, inst, tcalls, nodes):
     """kernels with the graph-replayed rows pointing at their grafted ops."""
-    k = pl.from_arrow(kernels)
+    k = pl.from_arrow(kernels.select(["trace_id", "uid", "op_uid", "top_op_uid", "launcher_uid", "op_path"]))
     calls = (pl.concat(tcalls) if tcalls else
              pl.DataFrame(schema={"i": pl.Int64, "j": pl.Int64, "llauncher": pl.Int64,
                                   "lpath": pl.List(pl.Int64), "tmpl": pl.Int64}))
@@ -391,13 +393,19 @@ def _relink(kernels, gk, inst, tcalls, nodes):
                     _mapped("llauncher", "off").alias("_launcher"),
                     pl.concat_list([pl.col("gpath"), pl.col("op_path").fill_null(pl.lit([], pl.List(pl.Int64)))])
                     .alias("_path")))
-    k = k.join(link, on=["trace_id", "uid"], how="left", maintain_order="left")
+    # only the four columns change: worked out on a narrow frame, put in place in the Arrow table
+    cols = ["op_uid", "top_op_uid", "launcher_uid", "op_path"]
     hit = pl.col("_launcher").is_not_null()
-    k = k.with_columns(pl.when(hit).then(pl.col("_op")).otherwise(pl.col("op_uid")).alias("op_uid"),
-                       pl.when(hit).then(pl.col("_top")).otherwise(pl.col("top_op_uid")).alias("top_op_uid"),
-                       pl.when(hit).then(pl.col("_launcher")).otherwise(pl.col("launcher_uid")).alias("launcher_uid"),
-                       pl.when(hit).then(pl.col("_path")).otherwise(pl.col("op_path")).alias("op_path"))
-    return _as_table(k.drop(["_op", "_top", "_launcher", "_path"]), kernels.schema)
+    new = (k.select(["trace_id", "uid"] + cols).join(link, on=["trace_id", "uid"], how="left", maintain_order="left")
+           .select(pl.when(hit).then(pl.col("_op")).otherwise(pl.col("op_uid")).alias("op_uid"),
+                   pl.when(hit).then(pl.col("_top")).otherwise(pl.col("top_op_uid")).alias("top_op_uid"),
+                   pl.when(hit).then(pl.col("_launcher")).otherwise(pl.col("launcher_uid")).alias("launcher_uid"),
+                   pl.when(hit).then(pl.col("_path")).otherwise(pl.col("op_path")).alias("op_path")))
+    out = kernels
+    for c in cols:
+        i = out.schema.get_field_index(c)
+        out = out.set_column(i, out.schema.field(c), new[c].to_arrow().cast(out.schema.field(c).type))
+    return out
 
 
 def _replays(inst, gk, by_file):
@@ -417,27 +425,32 @@ def _replays(inst, gk, by_file):
 
 
 def _grafted_events(g, by_file, schema):
-    """events rows of the grafted captured nodes: the captured event's fields (ids that belong
+    """events rows of the grafted captured ops: the captured event's fields (ids that belong
     to the capture trace cleared), at the graph launch's place and time, host duration 0.
-    Pseudo ops get none: `events` stays the file's own events when nothing was captured."""
+    Only cpu_ops get one (their shapes are what the analyses read from events; the other
+    grafted slices are in the capture trace, graph_nodes says where), and pseudo ops none:
+    `events` stays the file's own events when nothing was captured."""
     place = ["trace_id", "rank", "uid", "pid", "tid", "pid_str", "tid_str", "ts_ns", "dur_ns", "end_ns"]
-    cleared = [c for c in ("correlation", "external_id", "flow_id", "flow_id_str") if c in schema.names]
-    new = g.select("file", pl.col("uid").alias("capture_uid"), "trace_id", "rank", pl.col("uid_new").alias("uid"),
-                   "pid", "tid", "pid_str", "tid_str", "ts_ns", pl.lit(0, pl.Int64).alias("dur_ns"),
-                   pl.col("ts_ns").alias("end_ns"), pl.col("name_new").alias("name"), "cat")
+    cleared = ("correlation", "external_id", "flow_id", "flow_id_str")
+    new = g.filter(pl.col("file").is_not_null() & (pl.col("cat") == "cpu_op")).select(
+        "file", pl.col("uid").alias("capture_uid"), "trace_id", "rank", pl.col("uid_new").alias("uid"),
+        "pid", "tid", "pid_str", "tid_str", "ts_ns", pl.lit(0, pl.Int64).alias("dur_ns"), pl.col("ts_ns").alias("end_ns"))
     parts = []
-    for f, c in by_file.items():
+    for f, c in by_file.items():  # Arrow throughout: the events are wide, the rows few
         mine = new.filter(pl.col("file") == f)
         if mine.height == 0:
             continue
-        ev = pl.from_arrow(c.events).join(mine.select(pl.col("capture_uid").alias("uid")).unique(), on="uid",
-                                          how="semi")
-        ev = ev.rename({"uid": "capture_uid"}).drop([x for x in place if x != "uid"])
-        parts.append(mine.drop(["file", "name", "cat"]).join(ev, on="capture_uid").drop("capture_uid"))
-    if not parts:  # pseudo ops only: nothing of theirs was ever in a trace file
-        return schema.empty_table()
-    df = pl.concat([p.with_columns([pl.lit(None).alias(c) for c in cleared if c in p.columns])
-                    for p in parts], how="diagonal_relaxed")
-    df = df.with_columns([pl.lit(None, pl.from_arrow(pa.array([], f.type)).dtype).alias(f.name)
-                          for f in schema if f.name not in df.columns])
-    return _as_table(df.select(schema.names), schema)
+        want = mine["capture_uid"].to_arrow()
+        # one chunk first: take() over many chunks of nested columns is slow
+        ev = c.events.filter(pc.is_in(c.events.column("uid"), value_set=want.unique())).combine_chunks()
+        rows = ev.take(pc.index_in(want, value_set=ev.column("uid")))
+        cols = []
+        for fld in schema:
+            if fld.name in place:
+                cols.append(mine[fld.name].to_arrow().cast(fld.type))
+            elif fld.name in cleared:
+                cols.append(pa.nulls(rows.num_rows, fld.type))
+            else:
+                cols.append(rows.column(fld.name).cast(fld.type))
+        parts.append(pa.table(cols, schema=schema))
+    return pa.concat_tables(parts) if parts else schema.empty_table()
