@@ -70,9 +70,9 @@ phased AS (
 ),
 dev AS (  -- each step's device events: their launch call lies in the step's subtree
     SELECT p.trace_id, p.uid AS step_uid, k.ts_ns, k.end_ns, k.dur_ns, k.launch_uid, k.launch_name
-    FROM phased p
-    JOIN slices l ON l.trace_id = p.trace_id AND l.pre > p.pre AND l.pre <= p.subtree_end
-    JOIN kernels k ON k.trace_id = l.trace_id AND k.launch_uid = l.uid
+    FROM (SELECT k.trace_id, k.ts_ns, k.end_ns, k.dur_ns, k.launch_uid, k.launch_name, l.pre AS lpre
+          FROM kernels k JOIN slices l ON l.trace_id = k.trace_id AND l.uid = k.launch_uid) k
+    JOIN phased p ON p.trace_id = k.trace_id AND k.lpre > p.pre AND k.lpre <= p.subtree_end
 ),
 g AS (
     SELECT *, max(end_ns) OVER (PARTITION BY trace_id, step_uid ORDER BY ts_ns, end_ns

@@ -209,3 +209,40 @@ def test_matcher_agrees_with_plain_reference(files, pick, edit, named):
     got = capture.match(gk, [_Calls(k, c) for k, c in enumerate(cap)]).row(0, named=True)
     want = _plain_match(replay, cap)
     assert {k: got[k] for k in want} == want
+
+
+@pytest.mark.corpus
+def test_a_capture_of_another_model_is_reported_not_attributed():
+    """vLLM's replay against SGLang's capture: nothing matches, so nothing is attributed."""
+    replay = INFERENCE / "vllm_decode_full" / CASES["vllm_decode_full"]
+    t = tracecols.open(replay, capture=INFERENCE / "sglang_decode" / "capture_traces")
+    g = t.sql("select * from graph_replays").row(0, named=True)
+    assert not g["matched"] and g["candidates"] == 0 and g["capture_path"] is None
+    assert g["mismatch_at"] is not None and g["mismatch_kernel"]
+    assert t.sql("select count(*) AS n from graph_nodes where not pseudo")["n"][0] == 0
+    assert t.sql("select count(*) AS n from events where uid < 0")["n"][0] == 0
+    s = t.sql("select * from graph_replay_share").row(0, named=True)
+    assert s["mismatched"] == 1 and s["first_mismatch"].startswith(f"kernel {g['mismatch_at']} of 421")
+
+
+def _cli(*args):
+    return subprocess.run([sys.executable, "-c", "import sys; from tracecols.cli import main; sys.exit(main())",
+                           *map(str, args)], capture_output=True, text=True, check=False)
+
+
+@pytest.mark.corpus
+def test_capture_on_the_command_line(tmp_path):
+    d = INFERENCE / "sglang_decode"
+    r = _cli("sql", d / CASES["sglang_decode"], "--capture", d / "capture_traces", "--format", "csv",
+             "select count(*) AS n from graph_nodes where not pseudo")
+    assert r.returncode == 0, r.stderr
+    assert int(r.stdout.split()[-1]) > 1000
+    r = _cli("tree", d / CASES["sglang_decode"], "--capture", d / "capture_traces", "--name", "aten::mm")
+    assert r.returncode == 0 and "aten::mm" in r.stdout, r.stderr
+    r = _cli("sql", d / CASES["sglang_decode"], "--capture", tmp_path / "nowhere", "select 1")
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "capture" in r.stderr
+    bad = tmp_path / "caps"
+    bad.mkdir()
+    (bad / "execution_details.json").write_text('{"file": 1}')
+    r = _cli("sql", d / CASES["sglang_decode"], "--capture", bad, "select 1")
+    assert r.returncode == 2 and "execution_details.json" in r.stderr and "Traceback" not in r.stderr
