@@ -246,3 +246,19 @@ def test_capture_on_the_command_line(tmp_path):
     (bad / "execution_details.json").write_text('{"file": 1}')
     r = _cli("sql", d / CASES["sglang_decode"], "--capture", bad, "select 1")
     assert r.returncode == 2 and "execution_details.json" in r.stderr and "Traceback" not in r.stderr
+
+
+@pytest.mark.corpus
+def test_streaming_ingest_grafts_the_same(merged, tmp_path):
+    """`analyze -o` (streaming, Parquet) and tc.open (in memory) give the same merged tables."""
+    from tracecols.streaming import ingest_to_dir
+    from tracecols.trace import read_captures
+    d, t = merged
+    out = ingest_to_dir([d / CASES[d.name]], tmp_path / "out", views=["tracelens_ops_summary", "op_gpu_time"],
+                        captures=read_captures(d / "capture_traces"))
+    s = tracecols.open(out)
+    for q in ("select * from tracelens_ops_summary order by all",
+              "select uid, name, parent_module, direct_busy_ns, subtree_busy_ns from op_gpu_time order by all",
+              "select * exclude (rank) from slices order by uid", "select * from kernels order by uid",
+              "select * from events where uid < 0 order by uid"):
+        assert s.sql(q).equals(t.sql(q)), q
