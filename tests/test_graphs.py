@@ -174,7 +174,10 @@ def _plain_match(replay, files):
 
 
 class _Calls:
-    def __init__(self, index, calls):
+    """The part of a capture.Capture that matching reads."""
+
+    def __init__(self, index, calls, batch_size=None):
+        self.index, self.batch_size = index, batch_size
         self.calls = pl.DataFrame({"file": [index] * len(calls), "pos": list(range(len(calls))),
                                    "row": list(range(len(calls))), "uid": list(range(len(calls))),
                                    "kind": [c[0] for c in calls], "kname": [c[1] for c in calls]},
@@ -262,3 +265,26 @@ def test_streaming_ingest_grafts_the_same(merged, tmp_path):
               "select * exclude (rank) from slices order by uid", "select * from kernels order by uid",
               "select * from events where uid < 0 order by uid"):
         assert s.sql(q).equals(t.sql(q)), q
+
+
+@pytest.mark.parametrize(("size", "want"), [(30, 1), (32, 1), (8, 0), (16, 0), (64, 1), (None, 0)])
+def test_the_batch_size_around_a_launch_picks_among_equal_captures(size, want):
+    """Two capture files hold the same graph (batch sizes 16 and 32): a launch in a step of
+    `size` tokens runs in the smallest captured size that holds it (the largest if none does);
+    without a size, the first file."""
+    calls = [("kernel", "a"), ("kernel", "b")]
+    gk = pl.DataFrame({"trace_id": [0, 0], "launch_uid": [7, 7], "i": [0, 1], "kind": ["kernel"] * 2,
+                       "name": ["a", "b"]}, schema={"trace_id": pl.Int32, "launch_uid": pl.Int64, "i": pl.Int64,
+                                                    "kind": pl.String, "name": pl.String})
+    sizes = pl.DataFrame({"trace_id": [0], "launch_uid": [7], "size": [size]},
+                         schema={"trace_id": pl.Int32, "launch_uid": pl.Int64, "size": pl.Int64})
+    got = capture.match(gk, [_Calls(0, calls, 16), _Calls(1, calls, 32)], sizes).row(0, named=True)
+    assert (got["file"], got["offset"], got["candidates"]) == (want, 0, 2)
+
+
+@pytest.mark.corpus
+def test_one_capture_file_is_enough():
+    d = INFERENCE / "sglang_decode"
+    t = tracecols.open(d / CASES["sglang_decode"], capture=d / "capture_traces" / "bs_32_rank0.json.gz")
+    g = t.sql("select matched, capture_batch_size from graph_replays").row(0)
+    assert g == (True, None)

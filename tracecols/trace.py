@@ -51,11 +51,14 @@ CAPTURE_DETAILS = "execution_details.json"
 def read_captures(directory):
     """The capture traces of a directory as capture.Capture objects, in the order matching
     tries them: those listed in its execution_details.json (file, batch_size, mode), else
-    every trace file in it by name."""
+    every trace file in it by name. A single trace file is taken as the one capture trace."""
     from .model.capture import Capture
     d = Path(str(directory))
+    if d.is_file():
+        tables, _ = ingest([str(d)])
+        return [Capture(0, str(d), tables)]
     if not d.is_dir():
-        raise SourceIOError(d, "is not a directory of capture traces (--capture wants the folder that holds them)")
+        raise SourceIOError(d, "does not exist (--capture wants the folder of graph capture traces, or one of them)")
     listed = d / CAPTURE_DETAILS
     if listed.exists():
         try:

@@ -174,16 +174,23 @@ def graph_kernels(kernels):
                           _kind("cat", False).alias("kind")))
 
 
-def match(gk, captures):
+def match(gk, captures, sizes=None):
     """One row per graph launch: (trace_id, launch_uid, n, file, offset, candidates, mismatch_at,
-    mismatch_kernel, mismatch_captured); file/offset null where nothing matched in full."""
+    mismatch_kernel, mismatch_captured); file/offset null where nothing matched in full.
+
+    `sizes`: (trace_id, launch_uid, size), the batch size the serving framework wrote around
+    a launch, if known. Among windows that match in full, those of the capture file whose
+    batch size is the one a batch of that size runs in (the smallest captured size at least
+    as large, as frameworks pad a batch up to a captured size) come first."""
     seq = (gk.group_by(["trace_id", "launch_uid"], maintain_order=True)
            .agg(pl.len().alias("n"), pl.concat_str([pl.col("kind"), pl.col("name").fill_null("")], separator="\x1f")
                 .hash().alias("h")))
     seq = seq.with_columns(pl.col("h").hash().alias("sig")).drop("h")
-    reps = (seq.with_row_index("_o").sort("_o").unique(["sig", "n"], keep="first", maintain_order=True)
-            .with_row_index("seq").select(["seq", "sig", "n", "trace_id", "launch_uid"]))
-    seq = seq.join(reps.select(["sig", "n", "seq"]), on=["sig", "n"], how="left")
+    seq = seq.join(_target_sizes(sizes, captures), on=["trace_id", "launch_uid"], how="left")
+    reps = (seq.with_row_index("_o").sort("_o").unique(["sig", "n", "target"], keep="first", maintain_order=True)
+            .with_row_index("seq").select(["seq", "sig", "n", "target", "trace_id", "launch_uid"]))
+    seq = seq.join(reps.select(["sig", "n", "target", "seq"]), on=["sig", "n", "target"], how="left",
+                   nulls_equal=True)
     empty = seq.select(["trace_id", "launch_uid", "n"]).with_columns(
         pl.lit(None, pl.Int32).alias("file"), pl.lit(None, pl.Int64).alias("offset"),
         pl.lit(0, pl.Int64).alias("candidates"), pl.lit(0, pl.Int64).alias("mismatch_at"),
@@ -206,8 +213,13 @@ def match(gk, captures):
               .group_by(["seq", "file", "offset"])
               .agg(pl.col("ok").sum().alias("good"), pl.col("n").first(),
                    pl.col("i").filter(~pl.col("ok")).min().alias("bad")))
-    full = scored.filter(pl.col("good") == pl.col("n"))
-    best_full = (full.sort(["seq", "file", "offset"])
+    sized = pl.DataFrame({"file": [c.index for c in captures], "fsize": [c.batch_size for c in captures]},
+                         schema={"file": pl.Int32, "fsize": pl.Int64})
+    full = (scored.filter(pl.col("good") == pl.col("n"))
+            .join(reps.select(["seq", "target"]), on="seq").join(sized, on="file", how="left")
+            .with_columns((pl.col("target").is_not_null() & pl.col("fsize").ne_missing(pl.col("target")))
+                          .alias("_other")))
+    best_full = (full.sort(["seq", "_other", "file", "offset"])
                  .group_by("seq", maintain_order=True)
                  .agg(pl.col("file").first(), pl.col("offset").first(), pl.len().alias("candidates")))
     closest = (scored.join(best_full.select("seq"), on="seq", how="anti")
@@ -231,6 +243,32 @@ def match(gk, captures):
     return seq.join(per_seq, on="seq", how="left").select(
         ["trace_id", "launch_uid", "n", "file", "offset", "candidates", "mismatch_at", "mismatch_kernel",
          "mismatch_captured"])
+
+
+def _target_sizes(sizes, captures):
+    """(trace_id, launch_uid, target): the captured batch size each sized launch should run in."""
+    caps = sorted({c.batch_size for c in captures if getattr(c, "batch_size", None) is not None})
+    schema = {"trace_id": pl.Int32, "launch_uid": pl.Int64, "target": pl.Int64}
+    if sizes is None or not caps or sizes.height == 0:
+        return pl.DataFrame(schema=schema)
+    at = np.searchsorted(np.array(caps), sizes["size"].fill_null(-1).to_numpy(), side="left")
+    target = np.array(caps + [caps[-1]])[at]
+    return sizes.select("trace_id", "launch_uid",
+                        pl.when(pl.col("size").is_not_null()).then(pl.Series(target)).alias("target")).cast(schema)
+
+
+_SERVING_STEP = r"^execute_\d+_context_\d+\(.*\)_generation_\d+\(|^step\[[A-Za-z]+"
+
+
+def _launch_sizes(sl, launch_rows, par, launches):
+    """(trace_id, launch_uid, size) from the serving step annotation around each graph launch:
+    execute_<tokens>_… (vLLM) or step[… bs=N] (SGLang)."""
+    name = sl["name"].fill_null("")
+    step = ((sl["cat"] == "user_annotation").fill_null(False) & name.str.contains(_SERVING_STEP)).to_numpy()
+    around = nearest(par, step, include_self=False)[launch_rows]
+    names = pl.Series([name[int(a)] if a >= 0 else None for a in around], dtype=pl.String)
+    size = pl.coalesce(names.str.extract(r"^execute_(\d+)_", 1), names.str.extract(r"bs=(\d+)", 1)).cast(pl.Int64)
+    return launches.select("trace_id", "launch_uid").with_columns(size.alias("size"))
 
 
 def _site(sl, launch_rows, par):
@@ -269,7 +307,13 @@ def merge(slices, kernels, events_schema=None, captures=()):
                 "graph_nodes": GRAPH_NODES_SCHEMA.empty_table(), "events": events_schema.empty_table()}
     sl = (slices.collect() if isinstance(slices, pl.LazyFrame) else pl.from_arrow(slices)).sort(["trace_id", "pre"])
     par = parent_index(sl)
-    m = match(gk, list(captures))
+    sizes = None
+    if captures:
+        lrows = (sl.with_row_index("row").join(gk.select(["trace_id", pl.col("launch_uid").alias("uid")]).unique(),
+                                               on=["trace_id", "uid"], how="semi"))
+        sizes = _launch_sizes(sl, lrows["row"].cast(pl.Int64).to_numpy(), par,
+                              lrows.select("trace_id", pl.col("uid").alias("launch_uid")))
+    m = match(gk, list(captures), sizes)
     by_file = {c.index: c for c in captures}
     rows = (sl.with_row_index("row").join(m.select(["trace_id", pl.col("launch_uid").alias("uid")]),
                                           on=["trace_id", "uid"], how="semi"))
