@@ -2,14 +2,16 @@
 -- Answers: for each distinct GEMM / convolution / attention / elementwise call signature, how
 -- many times it ran, its FLOPs and bytes, and how fast it ran against the device's peak.
 -- depends: op_perf
--- One row per (trace_id, device, name, category, shapes, dtype, innermost); sorted by total GPU time.
+-- One row per (trace_id, device, name, category, shapes, dtype, innermost, flops, bytes): calls
+-- whose other inputs' types differ (a copy_ from int32 into int64, say) cost other bytes and get
+-- their own row. Sorted by total GPU time.
 -- Columns:
 --   trace_id INTEGER; device BIGINT; name VARCHAR; category VARCHAR; shapes VARCHAR; dtype VARCHAR;
 --   precision VARCHAR; innermost BOOLEAN (see op_perf)
 --   gemm_m, gemm_n, gemm_k, gemm_b BIGINT  GEMM sizes (null for other ops)
 --   causal                BOOLEAN  attention: causal
 --   count                 BIGINT   op instances
---   flops                 DOUBLE   FLOPs of one instance (equal for every instance of the signature)
+--   flops                 DOUBLE   FLOPs of one instance
 --   bytes                 DOUBLE   bytes of one instance
 --   arithmetic_intensity  DOUBLE   flops per byte
 --   gpu_sum_ns, gpu_min_ns, gpu_max_ns BIGINT ns; gpu_mean_ns, gpu_median_ns, gpu_std_ns DOUBLE ns
@@ -24,7 +26,7 @@ CREATE OR REPLACE VIEW op_perf_summary AS
 SELECT trace_id, device, name, category, shapes, dtype, any_value(precision) AS precision, innermost,
        any_value(gemm_m) AS gemm_m, any_value(gemm_n) AS gemm_n, any_value(gemm_k) AS gemm_k,
        any_value(gemm_b) AS gemm_b, any_value(causal) AS causal,
-       count(*) AS count, any_value(flops) AS flops, any_value(bytes) AS bytes,
+       count(*) AS count, flops, bytes,
        any_value(arithmetic_intensity) AS arithmetic_intensity,
        sum(gpu_ns)::BIGINT AS gpu_sum_ns, avg(gpu_ns) AS gpu_mean_ns,
        quantile_cont(gpu_ns, 0.5) AS gpu_median_ns, stddev_samp(gpu_ns) AS gpu_std_ns,
@@ -38,5 +40,5 @@ SELECT trace_id, device, name, category, shapes, dtype, any_value(precision) AS 
        100.0 * sum(bytes) / nullif(sum(gpu_ns), 0) / 1e3 / any_value(peak_tb_per_s) AS bandwidth_pct_of_peak,
        any_value(roofline_bound) AS roofline_bound
 FROM op_perf
-GROUP BY trace_id, device, name, category, shapes, dtype, innermost
+GROUP BY trace_id, device, name, category, shapes, dtype, innermost, flops, bytes
 ORDER BY trace_id, gpu_sum_ns DESC, name, shapes;

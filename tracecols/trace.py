@@ -8,7 +8,6 @@ import pyarrow as pa
 
 from .engine.connection import Engine
 from .errors import Malformed, SourceIOError
-from .model.secrets import METADATA_COLUMNS, redact_table
 from .store import parquet
 from .version import SCHEMA_VERSION, __version__
 
@@ -96,10 +95,10 @@ class _Clock:
 class Trace:
     """The tables of one or more traces. `sql()` answers with polars, `table()` with Arrow."""
 
-    def __init__(self, tables, inputs, origin):
+    def __init__(self, tables, inputs, origin, redact=False):
         self.inputs = inputs
         self.origin = origin
-        self._engine = Engine(tables, origin=origin)
+        self._engine = Engine(tables, origin=origin, redact=redact)
         self._views = {}  # materialised views: a Trace never changes, and save() reuses them
 
     @property
@@ -158,14 +157,8 @@ def open(*paths, keep_secrets=False, capture=None):
             return Lake(d, keep_secrets=keep_secrets)
         if manifest is None:
             raise SourceIOError(d, "is a directory without _tracecols.json (not a tracecols output)")
-        files = parquet.table_files(d)
-        base = {name: files[name] for name in files}
-        if not keep_secrets:  # the output may have been written with keep_secrets: redact on the way out
-            import pyarrow.parquet as pq
-            for name in METADATA_COLUMNS:
-                if name in base:
-                    base[name] = redact_table(name, pq.read_table(base[name]))
-        return Trace(base, manifest.get("inputs", []), origin=str(d))
+        # the output may have been written with keep_secrets: redacted on the way out
+        return Trace(parquet.table_files(d), manifest.get("inputs", []), origin=str(d), redact=not keep_secrets)
     captures = read_captures(capture) if capture is not None else ()
     tables, inputs = ingest([str(p) for p in paths], keep_secrets=keep_secrets, captures=captures)
     return Trace(tables, inputs, origin=", ".join(str(p) for p in paths))

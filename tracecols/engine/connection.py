@@ -1,4 +1,6 @@
-"""A DuckDB connection over a set of Arrow tables or Parquet files, with the sql/ views on top."""
+"""The one catalog: a DuckDB connection over base tables held anywhere — Arrow tables in
+memory, Parquet files of a saved trace, scans of a lake's files — with the device peak table
+and every sql/ view on top, and secret-looking metadata redacted on the way in."""
 import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 
@@ -6,32 +8,50 @@ import duckdb
 import pyarrow as pa
 
 from ..errors import QueryError, Unsupported
+from ..model.secrets import METADATA_COLUMNS, redact_table
 from . import sqlfiles
 from .specs import device_specs_table
 
 
-class Engine:
-    """Registers base tables (Arrow tables, or Parquet paths) and defines every sql/ view over them."""
+class Scan(str):
+    """A SQL table expression to serve as a base table (a lake's `read_parquet([...])`)."""
 
-    def __init__(self, tables, origin="<trace>", memory_limit=None, temp_dir=None, defer_views=False):
+
+class Engine:
+    """Registers base tables and defines every sql/ view over them.
+
+    `tables`: {name: Arrow table | Parquet path(s) | Scan}. `redact`: the metadata tables
+    (model/secrets.py) are read and redacted before they are registered. `fs`: an fsspec
+    filesystem the scans read through. `database`: a DuckDB file to write the catalog into
+    (the Arrow tables become tables of that file) instead of an in-memory one."""
+
+    def __init__(self, tables, origin="<trace>", memory_limit=None, temp_dir=None, defer_views=False,
+                 redact=False, fs=None, database=None):
         self.origin = origin
         config = {"enable_external_access": True}
         if memory_limit:  # bounded-memory runs: DuckDB spills to temp_dir beyond this
             config["memory_limit"] = memory_limit
         if temp_dir:
             config["temp_directory"] = str(temp_dir)
-        self.con = duckdb.connect(config=config)
+        self.con = duckdb.connect(str(database) if database else ":memory:", config=config)
         self.con.execute("SET enable_progress_bar = false")  # drawn on stdout, where results go
+        if fs is not None:
+            self.con.register_filesystem(fs)
+        self._persist = database is not None
         self.base = {}
         for name, t in tables.items():
+            if redact and name in METADATA_COLUMNS:  # small tables: read whole, redacted, registered
+                t = redact_table(name, self._arrow_of(t))
             if isinstance(t, pa.Table):
-                self.con.register(name, t)
+                self._register(name, t)
+            elif isinstance(t, Scan):
+                self.con.execute(f"CREATE VIEW {name} AS SELECT * FROM {t}")
             else:
                 self._read_file(name, t)
             self.base[name] = t
         if "device_specs" not in self.base:  # the device peak table, for op_perf
             self.base["device_specs"] = device_specs_table()
-            self.con.register("device_specs", self.base["device_specs"])
+            self._register("device_specs", self.base["device_specs"])
         files = sqlfiles.load_all()
         self.views = [n for n in sqlfiles.ordered(files, set(self.base)) if n not in tables]
         self._reads = {n: set(files[n][1]) & set(self.views) for n in self.views}
@@ -41,6 +61,21 @@ class Engine:
         for name in self.views:
             if name not in self._undefined:
                 self.con.execute(files[name][0])
+
+    def _register(self, name, table):
+        if not self._persist:
+            self.con.register(name, table)
+            return
+        self.con.register("__arrow", table)  # a registered table does not outlive the connection
+        self.con.execute(f"CREATE TABLE {name} AS SELECT * FROM __arrow")
+        self.con.unregister("__arrow")
+
+    def _arrow_of(self, t):
+        if isinstance(t, pa.Table):
+            return t
+        src = t if isinstance(t, Scan) else f"read_parquet({_sql_str(t)})"
+        out = self.con.sql(f"SELECT * FROM {src}").arrow()
+        return out.read_all() if hasattr(out, "read_all") else out
 
     @property
     def names(self):

@@ -5,45 +5,14 @@ hive_partitioning = true)`: nothing is loaded until a query runs, DuckDB reads o
 columns and row groups the query needs, and a filter on `rank` skips whole files (the
 `rank=R` directory). The sql/ analyses are views on top, as for a single trace.
 """
-import duckdb
-
-from ..engine import sqlfiles
-from ..engine.connection import Engine, _sql_str
+from ..engine.connection import Engine, Scan, _sql_str
 from ..errors import SourceIOError
-from ..model.secrets import METADATA_COLUMNS, redact_table
 from ..store import lake as store
 
 
 def _scan(paths):
-    return (f"read_parquet({_sql_str(paths)}, hive_partitioning = true, "
-            f"hive_types = {{'rank': INTEGER}}, union_by_name = true)")
-
-
-class _LakeEngine(Engine):
-    """The single-trace engine, with base tables that are scans of the lake's Parquet files."""
-
-    def __init__(self, scans, origin, fs=None, keep_secrets=False):  # noqa: D107 - same contract as Engine
-        self.origin = origin
-        self.con = duckdb.connect(config={"enable_external_access": True})
-        self.con.execute("SET enable_progress_bar = false")  # drawn on stdout, where results go
-        if fs is not None:
-            self.con.register_filesystem(fs)
-        self.base = {}
-        for name, scan in scans.items():
-            if name in METADATA_COLUMNS and not keep_secrets:  # small tables: loaded, redacted, registered
-                table = redact_table(name, self.con.sql(f"SELECT * FROM {scan}").arrow().read_all())
-                self.con.register(name, table)
-                self.base[name] = table
-                continue
-            self.con.execute(f"CREATE VIEW {name} AS SELECT * FROM {scan}")
-            self.base[name] = scan
-        files = sqlfiles.load_all()
-        self.views = []
-        for name in sqlfiles.ordered(files, set(scans)):
-            if name in scans:
-                continue
-            self.con.execute(files[name][0])
-            self.views.append(name)
+    return Scan(f"read_parquet({_sql_str(paths)}, hive_partitioning = true, "
+                f"hive_types = {{'rank': INTEGER}}, union_by_name = true)")
 
 
 class Lake:
@@ -60,8 +29,8 @@ class Lake:
             raise SourceIOError(path, "is an empty lake: no trace has been committed to it yet")
         self.manifest = m
         self.inputs = m.get("inputs", [])
-        self._engine = _LakeEngine(self._scans(), self.origin, self.lfs.fs if self.lfs.remote else None,
-                                   keep_secrets=keep_secrets)
+        self._engine = Engine(self._scans(), self.origin, fs=self.lfs.fs if self.lfs.remote else None,
+                              redact=not keep_secrets)
 
     def _scans(self):
         out = {}
@@ -102,8 +71,8 @@ class Lake:
     def export_duckdb(self, out_path, keep_secrets=None):
         """Write a DuckDB database file of views over this lake (absolute file paths), atomically.
 
-        The views of the metadata tables (traces, devices) read redacted copies stored in the file
-        (`_traces_redacted`, …), unless `keep_secrets` (default: as this Lake was opened)."""
+        The metadata tables (traces, devices) are stored in the file, redacted unless
+        `keep_secrets` (default: as this Lake was opened); so is the device peak table."""
         import os
         import uuid
 
@@ -111,31 +80,17 @@ class Lake:
             raise SourceIOError(self.origin, "--duckdb export needs a local lake (the views name its files)")
         out_path = os.path.abspath(str(out_path))
         tmp = os.path.join(os.path.dirname(out_path), f".{os.path.basename(out_path)}.tmp-{uuid.uuid4().hex[:8]}")
-        con = duckdb.connect(tmp)
+        keep = self.keep_secrets if keep_secrets is None else keep_secrets
         try:
-            scans = self._scans()
-            keep = self.keep_secrets if keep_secrets is None else keep_secrets
-            for name, scan in scans.items():
-                if name in METADATA_COLUMNS and not keep:
-                    con.register("_redacted", redact_table(name, con.sql(f"SELECT * FROM {scan}").arrow().read_all()))
-                    con.execute(f"CREATE TABLE _{name}_redacted AS SELECT * FROM _redacted")
-                    con.unregister("_redacted")
-                    con.execute(f"CREATE VIEW {name} AS SELECT * FROM _{name}_redacted")
-                    continue
-                con.execute(f"CREATE VIEW {name} AS SELECT * FROM {scan}")
-            files = sqlfiles.load_all()
-            views = [n for n in sqlfiles.ordered(files, set(scans)) if n not in scans]
-            for name in views:
-                con.execute(files[name][0])
-            con.close()
+            engine = Engine(self._scans(), self.origin, redact=not keep, database=tmp)
+            engine.con.close()
             os.replace(tmp, out_path)
         except BaseException:
-            con.close()
             for p in (tmp, tmp + ".wal"):
                 if os.path.exists(p):
                     os.unlink(p)
             raise
-        return out_path, list(scans) + views
+        return out_path, engine.names
 
     def __repr__(self):
         return f"<tracecols.Lake {self.origin}: {len(self.manifest['traces'])} traces, ranks {self.ranks}>"
