@@ -15,7 +15,6 @@ import resource
 import time
 
 import tracecols
-from tracecols.cli.analyze import run_analyses
 
 
 def main():
@@ -28,7 +27,7 @@ def main():
     ingest = time.perf_counter() - t0
     n = t.sql("select count(*) as n from events")["n"][0]
     t1 = time.perf_counter()
-    tables, secs = run_analyses(t)
+    tables, secs = t.analyses()
     total = time.perf_counter() - t1
     mb = os.path.getsize(a.trace) / 1e6
     print(f"trace      {a.trace} ({mb:.1f} MB, {n:,} events)")

@@ -6,7 +6,6 @@ import pytest
 import tracecols
 from conftest import CORPUS
 from reference import kineto_files, short
-from tracecols.cli.analyze import run_analyses
 
 pytestmark = pytest.mark.corpus
 
@@ -17,7 +16,7 @@ HTA = [p for p in kineto_files() if "/HolisticTraceAnalysis/" in p and os.path.g
 @pytest.fixture(scope="module", params=HTA, ids=short)
 def analysed(request):
     t = tracecols.open(request.param)
-    tables, _ = run_analyses(t)
+    tables, _ = t.analyses()
     return t, tables
 
 

@@ -35,3 +35,21 @@ def test_memory_saved_and_lake_agree(path, tmp_path):
 
 def _quoted(c):
     return '"' + c.replace('"', '""') + '"'
+
+
+@pytest.mark.corpus
+def test_analyze_a_lake_writes_every_public_view(tmp_path):
+    import subprocess
+    import sys
+    paths = sorted((CORPUS / "param/et_replay/tests/inputs/dlrm_kineto.tar.gz.extracted/dlrm_kineto").glob("worker[01]_*.json"))
+    assert len(paths) == 2
+    assert ingest_lake([str(p) for p in paths], str(tmp_path / "lake"), jobs=1).ok
+    r = subprocess.run([sys.executable, "-c", "import sys; from tracecols.cli import main; sys.exit(main())",
+                        "analyze", str(tmp_path / "lake"), "-o", str(tmp_path / "out")],
+                       capture_output=True, text=True, check=False)
+    assert r.returncode == 0, r.stderr
+    written = {p.stem for p in (tmp_path / "out").glob("*.parquet")}
+    lake = tracecols.Lake(tmp_path / "lake")
+    assert written == set(lake.views)
+    assert {"stragglers", "collective_skew", "rank_summary", "op_perf", "kernel_stats"} <= written
+    assert not {w for w in written if w.startswith("_")}

@@ -7,6 +7,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from .engine.connection import Engine
+from .engine.face import Face
 from .errors import Malformed, SourceIOError
 from .store import parquet
 from .version import SCHEMA_VERSION, __version__
@@ -92,14 +93,13 @@ class _Clock:
         self.t = now
 
 
-class Trace:
+class Trace(Face):
     """The tables of one or more traces. `sql()` answers with polars, `table()` with Arrow."""
 
     def __init__(self, tables, inputs, origin, redact=False):
         self.inputs = inputs
         self.origin = origin
         self._engine = Engine(tables, origin=origin, redact=redact)
-        self._views = {}  # materialised views: a Trace never changes, and save() reuses them
 
     @property
     def tree(self):
@@ -108,23 +108,6 @@ class Trace:
         if getattr(self, "_tree", None) is None:
             self._tree = TreeView(self)
         return self._tree
-
-    @property
-    def tables(self):
-        """Names of every table and view that can be queried."""
-        return self._engine.names
-
-    def sql(self, query):
-        """Run DuckDB SQL over the trace's tables; returns a polars DataFrame."""
-        return self._engine.polars(query)
-
-    def table(self, name):
-        """One table or view, as an Arrow table (a view is computed once per Trace)."""
-        if name in self._engine.base:
-            return self._engine.table(name)
-        if name not in self._views:
-            self._views[name] = self._engine.materialise(name)
-        return self._views[name]
 
     def save(self, out_dir):
         """Write every table as Parquet (zstd) plus _tracecols.json, atomically."""

@@ -9,50 +9,6 @@ from ..store import parquet
 from ..trace import open as open_trace
 from ..version import SCHEMA_VERSION, __version__
 
-# The analyses, in the order they are computed and written (views of sql/ over the base tables).
-ANALYSES = (
-    "kernel_stats", "kernel_class_stats", "gpu_timeline", "tracelens_gpu_timeline",
-    "tracelens_kernel_summary", "tracelens_ops_summary", "op_gpu_time", "op_summary",
-    "temporal_breakdown", "comm_compute_overlap", "idle_gaps", "idle_time", "queue_depth",
-    "optimizable_ops", "op_perf", "op_perf_summary", "top_ops", "graph_replay_share", "inference_steps",
-)
-
-
-# Helper views read by several analyses: computed once, kept in memory, not written.
-SHARED = ("_hta_unions", "_launch_queue", "_tracelens_op_category")
-
-
-def run_analyses(trace, names=ANALYSES):
-    """{name: Arrow table} of every analysis the trace can answer, and {name: seconds}."""
-    out, secs = {}, {}
-    for name in SHARED:
-        if name in trace.tables:
-            t0 = time.perf_counter()
-            trace._engine.con.register(name, trace.table(name))
-            secs[name] = time.perf_counter() - t0
-    for name in names:
-        if name not in trace.tables:
-            continue
-        t0 = time.perf_counter()
-        out[name] = trace.table(name)
-        # later analyses that read this one use the computed table, not the view again
-        trace._engine.con.register(name, out[name])
-        secs[name] = time.perf_counter() - t0
-    return out, secs
-
-
-def unknown_devices(trace):
-    """Names of devices that ran work but have no row in the device peak table."""
-    if "op_perf" not in trace.tables:
-        return []
-    df = trace.sql("""
-        SELECT DISTINCT coalesce(d.name, '(no name)') AS name
-        FROM (SELECT DISTINCT trace_id, device FROM kernels) k
-        LEFT JOIN devices d ON d.trace_id = k.trace_id AND d.device = k.device
-        WHERE NOT EXISTS (SELECT 1 FROM device_specs s WHERE regexp_matches(coalesce(d.name, ''), s.match, 'i'))
-        ORDER BY 1""")
-    return df["name"].to_list()
-
 
 def _ns(v):
     if v is None:
@@ -162,7 +118,7 @@ def analyze(args):
     if _is_trace_file(args.source):
         return _analyze_trace(args)
     t = open_trace(args.source, capture=args.capture)
-    tables, secs = run_analyses(t)
+    tables, secs = t.analyses()
     _note_unknown_devices(t)
     if args.output:
         manifest = {"tracecols_version": __version__, "schema_version": SCHEMA_VERSION,
@@ -195,11 +151,11 @@ def _analyze_trace(args):
             print(f"tracecols: wrote {len(t.tables)} tables and analyses to {out} "
                   f"({time.perf_counter() - t0:.2f} s)", file=sys.stderr)
         summary(t, top=args.top)
-        t._engine.con.close()  # before the temporary directory goes
+        t.close()  # before the temporary directory goes
     return 0
 
 
 def _note_unknown_devices(t):
-    for name in unknown_devices(t):
+    for name in t.unknown_devices():
         print(f"tracecols: note: device {name!r} is not in the device peak table; "
               f"op_perf's % of peak columns are null for it", file=sys.stderr)

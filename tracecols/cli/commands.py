@@ -78,7 +78,7 @@ def sql(args):
     if fmt == "parquet" and not args.output:
         raise SourceIOError("-o", "--format parquet needs -o FILE")
     if fmt == "table" and not args.output:  # DuckDB draws it: the quick path needs no polars
-        t._engine.show(args.query, args.max_rows)
+        t.show(args.query, args.max_rows)
         return 0
     df = t.sql(args.query)
     if df is None:

@@ -38,6 +38,7 @@ class Engine:
         if fs is not None:
             self.con.register_filesystem(fs)
         self._persist = database is not None
+        self._done = {}  # materialised views
         self.base = {}
         for name, t in tables.items():
             if redact and name in METADATA_COLUMNS:  # small tables: read whole, redacted, registered
@@ -113,15 +114,19 @@ class Engine:
         return self.arrow(f"SELECT * FROM {name}")
 
     def materialise(self, name):
-        """Compute view `name` once: from then on it, and every view built on it, reads the result.
+        """Compute view `name` once: from then on it, and every view built on it, reads the
+        result, and later calls return it. Base tables come back as they are.
 
         DuckDB expands views inline, so without this a view used by three others (op_perf by
         op_perf_summary, kernel_perf, diff) is recomputed each time.
         """
+        if name in self._done:
+            return self._done[name]
         t = self.table(name)
         if name in self.views:
             self.con.register(f"__done_{name}", t)
             self.con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM __done_{name}")
+            self._done[name] = t
         return t
 
     def materialise_all_to(self, directory, threads=1, view_seconds=None, only=None):

@@ -6,6 +6,7 @@ columns and row groups the query needs, and a filter on `rank` skips whole files
 `rank=R` directory). The sql/ analyses are views on top, as for a single trace.
 """
 from ..engine.connection import Engine, Scan, _sql_str
+from ..engine.face import Face
 from ..errors import SourceIOError
 from ..store import lake as store
 
@@ -15,7 +16,7 @@ def _scan(paths):
                 f"hive_types = {{'rank': INTEGER}}, union_by_name = true)")
 
 
-class Lake:
+class Lake(Face):
     """A lake written by `tracecols ingest … -o LAKE`. `sql()` answers with polars, `table()` with Arrow."""
 
     def __init__(self, path, keep_secrets=False):
@@ -48,25 +49,6 @@ class Lake:
     @property
     def ranks(self):
         return sorted({t["rank"] for t in self.manifest["traces"] if t["rank"] is not None})
-
-    @property
-    def tables(self):
-        return self._engine.names
-
-    @property
-    def con(self):
-        """The DuckDB connection (for queries that want a relation rather than a DataFrame)."""
-        return self._engine.con
-
-    def sql(self, query):
-        """Run DuckDB SQL over all ranks; returns a polars DataFrame."""
-        return self._engine.polars(query)
-
-    def arrow(self, query):
-        return self._engine.arrow(query)
-
-    def table(self, name):
-        return self._engine.table(name)
 
     def export_duckdb(self, out_path, keep_secrets=None):
         """Write a DuckDB database file of views over this lake (absolute file paths), atomically.

@@ -1,0 +1,72 @@
+"""What a Trace and a Lake share: SQL, tables and analyses over one Engine."""
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import polars as pl
+    import pyarrow as pa
+
+    from .connection import Engine
+
+
+class Face:
+    """The query interface of `tracecols.Trace` and `tracecols.Lake` (each sets `_engine`)."""
+
+    _engine: Engine
+    origin: str
+
+    @property
+    def tables(self) -> list[str]:
+        """Names of every table and view that can be queried (private `_` helpers included)."""
+        return self._engine.names
+
+    @property
+    def views(self) -> list[str]:
+        """The public analyses (sql/ views whose names do not start with `_`), in dependency order."""
+        return [n for n in self._engine.views if not n.startswith("_")]
+
+    def sql(self, query: str) -> pl.DataFrame:
+        """Run DuckDB SQL over the tables; returns a polars DataFrame."""
+        return self._engine.polars(query)
+
+    def arrow(self, query: str) -> pa.Table:
+        """Run DuckDB SQL over the tables; returns an Arrow table."""
+        return self._engine.arrow(query)
+
+    def show(self, query: str, max_rows: int = 50) -> None:
+        """Print a query's result as a terminal table."""
+        self._engine.show(query, max_rows)
+
+    def table(self, name: str) -> pa.Table:
+        """One table or view as Arrow; a view is computed once, and views that read it read the result."""
+        return self._engine.materialise(name)
+
+    def analyses(self) -> tuple[dict[str, pa.Table], dict[str, float]]:
+        """Every public view, computed: ({name: Arrow table}, {name: seconds}). The private
+        helpers they read are computed once on the way (their seconds are listed too)."""
+        out, secs = {}, {}
+        for name in self._engine.views:
+            t0 = time.perf_counter()
+            table = self.table(name)
+            secs[name] = time.perf_counter() - t0
+            if not name.startswith("_"):
+                out[name] = table
+        return out, secs
+
+    def unknown_devices(self) -> list[str]:
+        """Names of devices that ran work but have no row in the device peak table."""
+        if "op_perf" not in self.tables:
+            return []
+        df = self.sql("""
+            SELECT DISTINCT coalesce(d.name, '(no name)') AS name
+            FROM (SELECT DISTINCT trace_id, device FROM kernels) k
+            LEFT JOIN devices d ON d.trace_id = k.trace_id AND d.device = k.device
+            WHERE NOT EXISTS (SELECT 1 FROM device_specs s WHERE regexp_matches(coalesce(d.name, ''), s.match, 'i'))
+            ORDER BY 1""")
+        return df["name"].to_list()
+
+    def close(self) -> None:
+        """Release the DuckDB connection (and the files it holds open)."""
+        self._engine.con.close()
