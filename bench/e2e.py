@@ -55,8 +55,9 @@ def main():
     path = sys.argv[1]
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path.insert(0, here)
-    from ingest import _DECODE, _FLOOR  # the same floor as bench/ingest.py
     import tempfile
+
+    from ingest import _DECODE, _FLOOR  # the same floor as bench/ingest.py
     floor = _run(_FLOOR, path)
     decode = _run(_DECODE, path)
     with tempfile.TemporaryDirectory() as tmp:

@@ -87,7 +87,8 @@ def main():
     print(f"input      {len(files)} files, {mb:,.1f} MB in {src}   cores: {os.cpu_count()}")
 
     t1, n_events, n_traces = run_ours(src, 1)
-    print(f"1 process  {t1:8.2f} s   {n_events / t1:12,.0f} events/s   {mb / t1:8.1f} MB/s   ({n_traces} traces, {n_events:,} events)")
+    print(f"1 process  {t1:8.2f} s   {n_events / t1:12,.0f} events/s   {mb / t1:8.1f} MB/s   "
+          f"({n_traces} traces, {n_events:,} events)")
     tn, _, _ = run_ours(src, a.jobs)
     print(f"{a.jobs} processes{tn:8.2f} s   {n_events / tn:12,.0f} events/s   {mb / tn:8.1f} MB/s")
     th, hta_ranks, err = run_hta(src, a.hta_python)

@@ -13,7 +13,7 @@ def all_files():
     return sorted(p for p in CORPUS.rglob("*.json*") if p.is_file() and "_perf_report_csvs" not in str(p))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def is_kineto(path):
     """True for a Chrome-trace JSON with traceEvents (ET files and the rocprof file are not)."""
     opener = gzip.open if str(path).endswith(".gz") else open

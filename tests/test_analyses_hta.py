@@ -2,10 +2,10 @@
 import os
 
 import pytest
-
-import tracecols
 from conftest import CORPUS
 from reference import kineto_files, short
+
+import tracecols
 
 pytestmark = pytest.mark.corpus
 

@@ -6,9 +6,9 @@ import math
 from pathlib import Path
 
 import pytest
+from conftest import CORPUS
 
 import tracecols
-from conftest import CORPUS
 
 pytestmark = pytest.mark.corpus
 
@@ -30,7 +30,8 @@ def report(request):
 
 def test_gpu_timeline(report):
     d, t = report
-    ref = {r["type"]: (float(r["time ms"]), float(r["percent"])) for r in csv.DictReader(open(d / "gpu_timeline.csv"))}
+    with open(d / "gpu_timeline.csv", newline="") as f:
+        ref = {r["type"]: (float(r["time ms"]), float(r["percent"])) for r in csv.DictReader(f)}
     ours = {r["type"]: (r["time ms"], r["percent"]) for r in t.sql("select * from tracelens_gpu_timeline").iter_rows(named=True)}
     assert list(ours) == list(ref)
     for typ, (ms, pct) in ref.items():
@@ -40,7 +41,8 @@ def test_gpu_timeline(report):
 
 def test_kernel_summary(report):
     d, t = report
-    rows = list(csv.DictReader(open(d / "kernel_summary.csv")))
+    with open(d / "kernel_summary.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
     has_op = "Parent cpu_op" in rows[0]
 
     def key(r):
@@ -65,7 +67,9 @@ def test_gemm_sizes_and_flops(report):
         assert t.sql("select count(*) as n from op_perf_summary where category = 'gemm'")["n"][0] == 0
         return
     ref = collections.defaultdict(lambda: [0, set()])
-    for r in csv.DictReader(open(d / "GEMM.csv")):
+    with open(d / "GEMM.csv", newline="") as f:
+        gemm_rows = list(csv.DictReader(f))
+    for r in gemm_rows:
         k = (r["name"], int(r["param: M"]), int(r["param: N"]), int(r["param: K"]), int(r["param: B"]),
              ast.literal_eval(r["param: dtype_A_B"])[0])
         ref[k][0] += int(r["name_count"])

@@ -8,9 +8,7 @@ import subprocess
 import sys
 from decimal import Decimal
 
-import polars as pl
 import pytest
-
 from conftest import DATA_TRACE
 from reference import raw_bytes
 

@@ -272,7 +272,6 @@ def _snapshot(d):
 
 @pytest.fixture(scope="module")
 def outputs(tmp_path_factory):
-    from conftest import DATA_TRACE
     d = tmp_path_factory.mktemp("sqlro")
     trace = d / "t.json"
     trace.write_bytes(doc(_launch(1, 5), _kernel(5, 5), X(ts=2, dur=1)))

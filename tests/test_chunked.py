@@ -12,12 +12,12 @@ from decimal import Decimal
 
 import ijson
 import pytest
+from conftest import CORPUS
+from corpus_files import kineto_files, rel
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import tracecols.read.chunked as chunked
-from conftest import CORPUS
-from corpus_files import kineto_files, rel
 from tracecols.errors import Malformed
 from tracecols.read.chunked import Items
 from tracecols.read.kineto import _Tap, parse_tail, read_trace

@@ -9,7 +9,6 @@ import sys
 
 import polars as pl
 import pytest
-
 from conftest import CORPUS, DATA_TRACE
 
 EXE = shutil.which("tracecols") or os.path.join(os.path.dirname(sys.executable), "tracecols")

@@ -11,7 +11,6 @@ from decimal import Decimal
 
 import polars as pl
 import pytest
-
 from conftest import CORPUS, DATA_TRACE
 from reference import raw_bytes
 

@@ -10,7 +10,6 @@ from decimal import Decimal
 
 import polars as pl
 import pytest
-
 from conftest import CORPUS
 from reference import load, raw_bytes
 
@@ -50,7 +49,8 @@ def ref_nodes(path):
     return doc, out
 
 
-@pytest.mark.parametrize("path", [HTA_ET, GEN_ET, CORPUS / "param/et_replay/tests/inputs/1.1.0-chakra.0.0.4/resnet_2gpu_et.json.gz"],
+@pytest.mark.parametrize("path", [HTA_ET, GEN_ET,
+                                  CORPUS / "param/et_replay/tests/inputs/1.1.0-chakra.0.0.4/resnet_2gpu_et.json.gz"],
                          ids=["1.0.1", "1.1.1", "1.1.0"])
 def test_reader_matches_json(path):
     doc, want = ref_nodes(path)

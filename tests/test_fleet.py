@@ -14,9 +14,9 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
+from conftest import CORPUS
 
 import tracecols
-from conftest import CORPUS
 from tracecols.fleet.ingest import ingest_lake
 
 pytestmark = pytest.mark.corpus

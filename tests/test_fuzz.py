@@ -11,10 +11,10 @@ import shutil
 import tempfile
 
 import pytest
+from conftest import DATA_TRACE
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import DATA_TRACE
 from tracecols.errors import TraceError
 from tracecols.trace import ingest
 

@@ -40,7 +40,7 @@ def hand_trace():
 def reference(ev):
     """uid -> (fx_file, fx_node) by plain interval containment on the same thread."""
     marks = []
-    for uid, e in enumerate(ev):
+    for e in ev:
         m = marker(e["name"])
         if m and e["pid"] != 0:
             marks.append((e, m))
@@ -50,10 +50,10 @@ def reference(ev):
             continue
         inner = {}
         for me, (kind, val) in marks:
-            if (me["pid"], me["tid"]) == (e["pid"], e["tid"]) and me["ts"] <= e["ts"] \
-                    and e["ts"] + e["dur"] <= me["ts"] + me["dur"]:
-                if kind not in inner or me["ts"] >= inner[kind][0]:
-                    inner[kind] = (me["ts"], val)
+            inside = ((me["pid"], me["tid"]) == (e["pid"], e["tid"]) and me["ts"] <= e["ts"]
+                      and e["ts"] + e["dur"] <= me["ts"] + me["dur"])
+            if inside and (kind not in inner or me["ts"] >= inner[kind][0]):
+                inner[kind] = (me["ts"], val)
         if inner:
             out[uid] = (inner.get("file", (0, None))[1], inner.get("node", (0, None))[1])
     corr = {e["args"]["correlation"]: uid for uid, e in enumerate(ev)

@@ -12,12 +12,11 @@ import json
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
+from corpus_files import kineto_files, rel
 
 import tracecols
 from tracecols.cli import main
 from tracecols.model.kernels import build_kernels
-
-from corpus_files import kineto_files, rel
 
 KINETO = kineto_files()
 US = 1000  # ns per µs

@@ -2,11 +2,10 @@
 import json
 
 import pytest
+from corpus_files import kineto_files, rel
 
 import tracecols
 from tracecols.model.kernels import classify
-
-from corpus_files import kineto_files, rel
 
 KINETO = kineto_files()
 
@@ -57,7 +56,8 @@ def test_links_agree_with_flow_arrows(path):
         join events fs on fs.trace_id = f.trace_id and fs.uid = f.src_uid
         join events fd on fd.trace_id = f.trace_id and fd.uid = f.dst_uid
         join kernels k on k.trace_id = f.trace_id and k.pid = fd.pid and k.tid is not distinct from fd.tid
-                     and k.ts_ns = fd.ts_ns and k.uid in (select uid from events e where e.tid_str is not distinct from fd.tid_str)
+                     and k.ts_ns = fd.ts_ns
+                     and k.uid in (select uid from events e where e.tid_str is not distinct from fd.tid_str)
         join slices l on l.trace_id = f.trace_id and l.pid = fs.pid and l.tid = fs.tid and l.ts_ns = fs.ts_ns
                      and l.cat in ('cuda_runtime', 'cuda_driver')
         where f.cat = 'ac2g'""").row(0)

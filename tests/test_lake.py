@@ -11,9 +11,9 @@ from pathlib import Path
 import duckdb
 import pyarrow.parquet as pq
 import pytest
+from conftest import CORPUS, DATA_TRACE, REPO
 
 import tracecols
-from conftest import CORPUS, DATA_TRACE, REPO
 from tracecols.fleet.ingest import InlineExecutor, ingest_lake
 
 EXE = shutil.which("tracecols") or os.path.join(os.path.dirname(sys.executable), "tracecols")
@@ -71,7 +71,8 @@ def test_single_trace_lake_equals_the_trace(tmp_path):
             key = [("device", "ascending")]
         assert b.sort_by(key).equals(a.sort_by(key)), name
     # the sql/ views work over the lake as over the trace
-    assert lake.sql("select count(*) as n from kernel_stats")["n"][0] == direct.sql("select count(*) as n from kernel_stats")["n"][0]
+    q = "select count(*) as n from kernel_stats"
+    assert lake.sql(q)["n"][0] == direct.sql(q)["n"][0]
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
 
 

@@ -18,10 +18,10 @@ import time
 from pathlib import Path
 
 import pytest
-
-import tracecols
 from conftest import DATA_TRACE
 from test_lake import BASE, EXE, assert_same_lake, lake_snapshot, synth_fleet
+
+import tracecols
 from tracecols.fleet.ingest import InlineExecutor, Reporter, ingest_lake
 from tracecols.store import lake as store
 
@@ -201,7 +201,7 @@ def test_concurrent_ingests_are_serialised_by_the_lock(tmp_path):
     assert (out / LOCK).read_text().split()[0] == str(os.getpid())
     procs, errs = [], []
     for k, part in enumerate((files[:5], files[3:])):  # ranks 0-4 and 3-7: ranks 3 and 4 in both
-        errs.append(open(tmp_path / f"stderr{k}", "w+"))
+        errs.append(open(tmp_path / f"stderr{k}", "w+"))  # noqa: SIM115 - closed after the processes end
         procs.append(subprocess.Popen([EXE, "ingest", *map(str, part), "-o", str(out), "-j", "1"],
                                       stdout=subprocess.DEVNULL, stderr=errs[-1], start_new_session=True))
     waiting = f"tracecols: waiting for another ingest into {out} (pid {os.getpid()})"
@@ -300,9 +300,8 @@ def test_in_process_ingests_wait_for_each_other(tmp_path):
     assert sum("waiting for another ingest" in n for n in notes.lines) == 2
     assert all(r.ok for r in results) and sorted(len(r.added) for r in results) == [1, 3]
     assert tracecols.Lake(out).ranks == [0, 1, 2, 3]
-    with pytest.raises(store.LakeBusy, match="gave up after"):
-        with store.LakeLock(store.LakeFS(out)):
-            ingest_lake([str(files[0])], str(out), lock_timeout=0.3)
+    with pytest.raises(store.LakeBusy, match="gave up after"), store.LakeLock(store.LakeFS(out)):
+        ingest_lake([str(files[0])], str(out), lock_timeout=0.3)
 
 
 def test_file_system_without_flock_runs_unlocked(tmp_path, monkeypatch):

@@ -1,10 +1,10 @@
 """The same public tables and views, with the same rows, whether a trace is queried in memory,
 from a saved directory or from a one-trace lake: one catalog over every store."""
 import pytest
+from conftest import CORPUS, DATA_TRACE
 from polars.testing import assert_frame_equal
 
 import tracecols
-from conftest import CORPUS, DATA_TRACE
 from tracecols.fleet.ingest import ingest_lake
 
 CASES = [DATA_TRACE,  # eager training step, H100

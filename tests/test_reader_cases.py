@@ -6,10 +6,10 @@ from decimal import Decimal
 
 import pyarrow as pa
 import pytest
-
-import tracecols
 from conftest import CORPUS, DATA_TRACE
 from reference import load, raw_bytes
+
+import tracecols
 from tracecols.errors import Malformed, NotATrace, TraceError
 from tracecols.read.kineto import parse_tail, read_trace
 from tracecols.read.restore import restore_event

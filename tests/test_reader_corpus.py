@@ -1,8 +1,8 @@
 """Every real Kineto trace ingests losslessly: each event equals a json+decimal reference."""
 import pytest
+from reference import kineto_files, load, not_kineto_files, short
 
 import tracecols
-from reference import kineto_files, load, not_kineto_files, short
 from tracecols.errors import NotATrace
 from tracecols.read.kineto import read_trace
 from tracecols.read.restore import restore_event

@@ -12,7 +12,6 @@ import zlib
 
 import numpy as np
 import pytest
-
 from conftest import CORPUS, DATA_TRACE
 
 EXE = shutil.which("tracecols") or os.path.join(os.path.dirname(sys.executable), "tracecols")

@@ -3,18 +3,18 @@
 streaming.derive_from_file, on a trace of more than IN_MEMORY_EVENTS events, sorts the host
 events with DuckDB, builds the slices a part at a time (tree.slices_in_chunks) and reads the
 rest lazily from Parquet; trace.ingest builds everything from the whole events table (and
-test_tree checks that against a plain stack walk). Both must give the same tables, here with parts of a few rows so that every trace is
-cut in many places.
+test_tree checks that against a plain stack walk). Both must give the same tables, here with
+parts of a few rows so that every trace is cut in many places.
 """
 import json
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-
-import tracecols.streaming as streaming
 from conftest import CORPUS, DATA_TRACE
 from corpus_files import kineto_files, rel
+
+import tracecols.streaming as streaming
 from tracecols.model.derive import derived_tables, describe
 from tracecols.model.events import events_table
 from tracecols.model.tree import slices_in_chunks, slices_of_sorted

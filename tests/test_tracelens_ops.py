@@ -4,10 +4,9 @@ import math
 
 import polars as pl
 import pytest
+from corpus_files import CORPUS
 
 import tracecols
-
-from corpus_files import CORPUS
 
 REFS = sorted(CORPUS.glob("TraceLens/**/*_perf_report_csvs/ops_summary.csv")) if CORPUS.is_dir() else []
 

@@ -1,13 +1,13 @@
 """The host tree (`slices`) against a plain stack-walk reference, on the corpus and on generated nestings."""
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+import tree_reference as ref
+from corpus_files import kineto_files, rel
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import tracecols
 from tracecols.model.tree import TOL_NS, nest
-
-import tree_reference as ref
-from corpus_files import kineto_files, rel
 
 KINETO = kineto_files()
 

@@ -32,9 +32,9 @@ from .engine.connection import Engine
 from .engine.specs import device_specs_table
 from .errors import TraceError
 from .model.derive import TREE_COLUMNS, derived_tables, describe
-from .model.tree import build_slices
 from .model.events import events_table
 from .model.traces import detect_rank
+from .model.tree import build_slices
 from .read import split
 from .read.kineto import read_events, read_head, read_trace
 from .read.source import Source, hash_file
@@ -237,6 +237,7 @@ def write_slices(events_path, out_path, chunk_rows=SLICE_ROWS):
     """The slices table of an events file, built part by part (tree.slices_in_chunks) into
     `out_path`: memory holds one part, whatever the length of the trace."""
     import duckdb
+
     from .model.categories import DEVICE_CATS
     from .model.tree import SLICES_SCHEMA, device_pids, slices_in_chunks
 

@@ -1,8 +1,11 @@
 """`tracecols.open(...)` -> Trace: the tables of one or more trace files, queryable with SQL."""
+from __future__ import annotations
+
 import json
 import os
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
@@ -11,6 +14,9 @@ from .engine.face import Face
 from .errors import Malformed, SourceIOError
 from .store import parquet
 from .version import SCHEMA_VERSION, __version__
+
+if TYPE_CHECKING:
+    from .fleet.lake import Lake
 
 BASE_TABLES = ("traces", "events", "devices", "slices", "kernels", "fx_marks", "graph_replays", "graph_nodes")
 
@@ -120,7 +126,8 @@ class Trace(Face):
         return f"<tracecols.Trace {self.origin}: {', '.join(self.tables)}>"
 
 
-def open(*paths, keep_secrets=False, capture=None):
+def open(*paths: str | os.PathLike, keep_secrets: bool = False,
+         capture: str | os.PathLike | None = None) -> Trace | Lake:
     """Open trace files (local or fsspec URLs, .json or .json.gz), or a directory written by save()/ingest.
 
     Metadata values under secret-looking keys (tokens, passwords, keys, …) are redacted in the

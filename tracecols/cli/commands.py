@@ -116,9 +116,9 @@ def _write_atomic(df, path, fmt):
         elif fmt == "json":
             df.write_ndjson(tmp)
         else:
-            with pl.Config(tbl_rows=-1, tbl_cols=-1, fmt_str_lengths=1000, tbl_width_chars=10000):
-                with open(tmp, "w") as f:
-                    f.write(str(df) + "\n")
+            with pl.Config(tbl_rows=-1, tbl_cols=-1, fmt_str_lengths=1000, tbl_width_chars=10000), \
+                    open(tmp, "w") as f:
+                f.write(str(df) + "\n")
         os.replace(tmp, path)
     except BaseException:
         os.unlink(tmp)

@@ -41,8 +41,15 @@ class ProgressReporter(Reporter):
         if not self.live or n_files == 0:
             return
         from rich.console import Console
-        from rich.progress import (BarColumn, DownloadColumn, MofNCompleteColumn, Progress, TextColumn,
-                                   TimeElapsedColumn, TimeRemainingColumn)
+        from rich.progress import (
+            BarColumn,
+            DownloadColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
 
         self.progress = Progress(
             TextColumn("[bold]ingest"), BarColumn(), MofNCompleteColumn(), TextColumn("files"),

@@ -38,7 +38,7 @@ def sniff(path):
             fs, p = _fs(path)
             raw = fs.open(p, "rb")
         else:
-            raw = open(path, "rb")
+            raw = open(path, "rb")  # noqa: SIM115 - closed by the `with raw` below
         with raw:
             head = raw.read(2)
             raw.seek(0)

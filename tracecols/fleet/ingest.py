@@ -28,7 +28,6 @@ from . import discover as _discover
 from . import work
 
 
-
 def _base_tables():
     """The tables one trace's ingest produces (the single-trace pipeline decides)."""
     from ..trace import BASE_TABLES

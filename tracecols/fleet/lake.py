@@ -5,6 +5,8 @@ hive_partitioning = true)`: nothing is loaded until a query runs, DuckDB reads o
 columns and row groups the query needs, and a filter on `rank` skips whole files (the
 `rank=R` directory). The sql/ analyses are views on top, as for a single trace.
 """
+import os
+
 from ..engine.connection import Engine, Scan, _sql_str
 from ..engine.face import Face
 from ..errors import SourceIOError
@@ -19,7 +21,7 @@ def _scan(paths):
 class Lake(Face):
     """A lake written by `tracecols ingest … -o LAKE`. `sql()` answers with polars, `table()` with Arrow."""
 
-    def __init__(self, path, keep_secrets=False):
+    def __init__(self, path: str | os.PathLike, keep_secrets: bool = False) -> None:
         self.keep_secrets = keep_secrets
         self.lfs = store.LakeFS(path)
         self.origin = self.lfs.root

@@ -168,7 +168,7 @@ def _finish_kernel_pair(j):
     for s in "ab":
         side = out.select([c for c in out.columns if c.endswith(f"_{s}")]).rename(
             {c: c[:-2] for c in out.columns if c.endswith(f"_{s}")})
-        fin = _finish_kernel(side).rename(lambda c: f"{c}_{s}")
+        fin = _finish_kernel(side).rename(lambda c, s=s: f"{c}_{s}")
         out = pl.concat([out.drop([c for c in out.columns if c.endswith(f"_{s}")]), fin], how="horizontal")
     return out
 

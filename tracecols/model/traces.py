@@ -58,7 +58,8 @@ def traces_table(trace_id, info, span, rank, rank_source, warnings=()):
     devs = meta.get("deviceProperties")
     row = {
         "trace_id": trace_id, "path": info["path"], "rank": rank, "rank_source": rank_source,
-        "world_size": _int(dist.get("world_size")), "backend": dist.get("backend") if isinstance(dist.get("backend"), str) else None,
+        "world_size": _int(dist.get("world_size")),
+        "backend": dist.get("backend") if isinstance(dist.get("backend"), str) else None,
         "schema_version": None if meta.get("schemaVersion") is None else str(meta.get("schemaVersion")),
         "base_time_ns": _i64(base),
         "start_ns": start, "end_ns": end, "span_ns": None if start is None else end - start,

@@ -154,7 +154,7 @@ def _id_strings(values, nums, spill, key):
     return pa.array(ints, pa.int64()), pa.array(strs, pa.string())
 
 
-_struct_cache = {}
+_struct_cache: dict = {}
 
 
 def _struct(keys, table):

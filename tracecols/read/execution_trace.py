@@ -22,8 +22,8 @@ import pyarrow as pa
 from ..errors import Malformed, NotATrace
 from . import jsontext
 from .kineto import _ijson, item_stream, parse_tail
-from .toplevel import first_byte, keys_before
 from .source import Source
+from .toplevel import first_byte, keys_before
 
 # node fields with a column of their own (both layouts name them the same, as keys or attrs)
 _INT_FIELDS = ("rf_id", "fw_parent", "seq_id", "scope", "tid", "fw_tid")

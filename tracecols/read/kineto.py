@@ -5,10 +5,10 @@ wherever it sits: keys before `traceEvents` are read by a short token walk of th
 keys after it from the bytes that follow the last event.
 """
 import gc
-from contextlib import contextmanager
 import json
 import re
 import sys
+from contextlib import contextmanager
 from decimal import Decimal
 
 import ijson

@@ -233,7 +233,7 @@ def _check_gzip(path):
                 before = d.copy()
                 try:
                     out += _inflate(d, piece)
-                except zlib.error as e:
+                except zlib.error:
                     # replay the piece a byte at a time to find the byte at which zlib notices
                     for k in range(len(piece)):
                         try:

@@ -16,7 +16,7 @@ def atomic_output(path):
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.parent / f".{out.name}.tmp-{uuid.uuid4().hex[:8]}"
-    raw = open(tmp, "wb")
+    raw = open(tmp, "wb")  # noqa: SIM115 - closed in the finally below, after the rename or the cleanup
     f = gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=6, mtime=0) if out.name.endswith(".gz") else raw
     try:
         yield f

@@ -2,9 +2,10 @@
 
 The input is streamed once in chunks (constant memory): one regular expression steps from
 bracket to bracket outside strings (strings are matched whole, so a bracket inside a name never
-counts; keys are recognised in the few bytes before a bracket), tracks the nesting depth, numbers the events of `traceEvents` (or of a bare event array) in file order —
-the reader's `uid` — and, for an event that gets new args, inserts their text right after the
-`{` of its `args` object (or adds an `args` object before the event's closing `}` when it has
+counts; keys are recognised in the few bytes before a bracket), tracks the nesting depth,
+numbers the events of `traceEvents` (or of a bare event array) in file order — the reader's
+`uid` — and, for an event that gets new args, inserts their text right after the `{` of its
+`args` object (or adds an `args` object before the event's closing `}` when it has
 none). Every other byte is copied unchanged: whitespace, key order and number spelling survive.
 """
 import re

@@ -30,7 +30,7 @@ from ..read.source import is_url
 try:
     import fcntl
 except ImportError:  # not POSIX: no lock, as on URLs
-    fcntl = None
+    fcntl = None  # type: ignore[assignment]
 
 MANIFEST = "_tracecols.json"
 LOCK = "_tracecols.lock"
