@@ -2,7 +2,7 @@
 -- Answers: over the span from the first to the last device event, how much time was the
 -- device computing, communicating without overlapping computation, copying without
 -- overlapping either, and idle.
--- depends: kernels
+-- depends: kernels, traces
 -- Every device event counts (linked to a launch or not). Sets of events, by kernels.kernel_class:
 --   computation   = every event that is neither communication nor memcpy (memsets included)
 --   communication = kernel_class 'communication';  memcpy = kernel_class 'memcpy'
@@ -22,8 +22,7 @@
 --   total_ns            BIGINT   ns, end of the last event - start of the first
 --   total_comm_ns       BIGINT   ns, union of communication events
 --   total_memcpy_ns     BIGINT   ns, union of memcpy events
---   computation_pct, exposed_comm_pct, exposed_memcpy_pct, busy_pct, idle_pct
---                       DOUBLE   % (0-100) of total_ns
+--   computation_pct, exposed_comm_pct, exposed_memcpy_pct, busy_pct, idle_pct  DOUBLE  % (0-100) of total_ns
 CREATE OR REPLACE VIEW gpu_timeline AS
 WITH ev AS (
     SELECT trace_id, device, ts_ns, end_ns,

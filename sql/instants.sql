@@ -4,8 +4,8 @@
 -- Columns:
 --   trace_id INTEGER; rank INTEGER; uid BIGINT; name VARCHAR; cat VARCHAR; pid, tid BIGINT;
 --   ts_ns BIGINT (ns); scope VARCHAR ('g' global, 'p' process, 't' thread);
---   bytes BIGINT (allocation size, negative for frees), total_allocated_bytes BIGINT,
---   total_reserved_bytes BIGINT, addr BIGINT, device_type BIGINT, device_id BIGINT;
+--   bytes BIGINT (allocation size, negative for frees); total_allocated_bytes BIGINT;
+--   total_reserved_bytes BIGINT; addr BIGINT; device_type BIGINT; device_id BIGINT;
 --   args VARCHAR JSON text of the other args
 CREATE OR REPLACE VIEW instants AS
 SELECT trace_id, rank, uid, name, cat, pid, tid, ts_ns, scope,

@@ -14,7 +14,7 @@
 --   flops                 DOUBLE   FLOPs of one instance
 --   bytes                 DOUBLE   bytes of one instance
 --   arithmetic_intensity  DOUBLE   flops per byte
---   gpu_sum_ns, gpu_min_ns, gpu_max_ns BIGINT ns; gpu_mean_ns, gpu_median_ns, gpu_std_ns DOUBLE ns
+--   gpu_sum_ns BIGINT ns; gpu_mean_ns, gpu_median_ns, gpu_std_ns DOUBLE ns; gpu_min_ns, gpu_max_ns BIGINT ns
 --                                  busy time per instance (see op_perf)
 --   achieved_tflops_per_s_mean, achieved_tflops_per_s_median DOUBLE  1e12 FLOP/s over the instances
 --   achieved_tb_per_s_mean DOUBLE  1e12 bytes/s

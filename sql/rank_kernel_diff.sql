@@ -1,6 +1,6 @@
 -- rank_kernel_diff: per kernel, how each rank's GPU time differs from the typical rank's.
 -- Answers: which kernels does a rank run more (or less, or not at all) than the other ranks?
--- depends: kernels
+-- depends: kernels, traces
 -- For every kernel name that ran on any rank, one row per (kernel, rank) — a rank that never
 -- ran it has calls = 0 and total_ns = 0. The typical rank is the median over all ranks.
 -- Ranks are the traces of the lake (one per rank); rows sort by the largest absolute diff.

@@ -1,7 +1,7 @@
 -- rank_summary: one line per rank — step times, GPU busy and idle, communication.
 -- Answers: how long were this rank's training steps, how busy was its GPU, and how much of its
 -- time went to communication (all of it, and the part not hidden behind computation)?
--- depends: _profiler_steps, gpu_timeline, collectives
+-- depends: _profiler_steps, gpu_timeline, collectives, traces
 -- Steps come from the ProfilerStep#N annotations (_profiler_steps). GPU figures are
 -- gpu_timeline's row for all devices of the trace together (device NULL): busy = union of
 -- every device event, idle = span - busy, comm = union of communication kernels, exposed

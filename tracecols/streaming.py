@@ -31,6 +31,7 @@ from . import memory
 from .engine.connection import Engine
 from .engine.specs import device_specs_table
 from .errors import TraceError
+from .model.base_tables import BASE_TABLES
 from .model.derive import TREE_COLUMNS, derived_tables, describe
 from .model.events import events_table
 from .model.traces import detect_rank
@@ -39,7 +40,7 @@ from .read import split
 from .read.kineto import read_events, read_head, read_trace
 from .read.source import Source, hash_file
 from .store import parquet
-from .trace import BASE_TABLES, _Clock
+from .trace import _Clock
 from .version import SCHEMA_VERSION, __version__
 
 EVENTS_SCHEMA = events_table([], 0, None).schema

@@ -12,13 +12,13 @@ import pyarrow as pa
 from .engine.connection import Engine
 from .engine.face import Face
 from .errors import Malformed, SourceIOError
+from .model.base_tables import BASE_TABLES
 from .store import parquet
 from .version import SCHEMA_VERSION, __version__
 
 if TYPE_CHECKING:
     from .fleet.lake import Lake
 
-BASE_TABLES = ("traces", "events", "devices", "slices", "kernels", "fx_marks", "graph_replays", "graph_nodes")
 
 
 def ingest(paths, timings=None, keep_secrets=False, captures=()):

@@ -8,6 +8,7 @@ import duckdb
 import pyarrow as pa
 
 from ..errors import QueryError, Unsupported
+from ..model.base_tables import BASE_TABLES
 from ..model.secrets import METADATA_COLUMNS, redact_table
 from . import sqlfiles
 from .specs import device_specs_table
@@ -54,7 +55,7 @@ class Engine:
             self.base["device_specs"] = device_specs_table()
             self._register("device_specs", self.base["device_specs"])
         files = sqlfiles.load_all()
-        self.views = [n for n in sqlfiles.ordered(files, set(self.base)) if n not in tables]
+        self.views = [n for n in sqlfiles.ordered(files, set(self.base), BASE_TABLES) if n not in tables]
         self._reads = {n: set(files[n][1]) & set(self.views) for n in self.views}
         # deferred: materialise_all_to defines each view once the views it reads are files,
         # so that DuckDB does not bind every view beneath it again (0.04-0.07 s a trace)

@@ -1,8 +1,10 @@
 """Find the analyses in sql/ and order them by their declared dependencies.
 
 Each file starts with a comment header; a line `-- depends: a, b` names the tables or
-views it reads besides `events`. A file whose dependencies are not available (a
-CPU-only trace has no kernels, say) is skipped rather than failing the others.
+views it reads besides `events` (tests/test_sql_modules.py checks the list against the SQL).
+A dependency that is neither a base table of the data model nor another file, or a cycle,
+is an error. A file whose base tables this store lacks (an output written before the table
+existed) is left out, with the views built on it.
 """
 import re
 from pathlib import Path
@@ -18,10 +20,14 @@ def sql_dir():
     raise FileNotFoundError("tracecols: the sql/ directory of analyses is missing from this install")
 
 
-def load_all():
-    """{name: (sql_text, depends)} for every sql/*.sql."""
+class SqlModuleError(Exception):
+    """A sql/ file names a dependency that does not exist, or the files depend on each other in a circle."""
+
+
+def load_all(directory=None):
+    """{name: (sql_text, depends)} for every *.sql of `directory` (default: sql/)."""
     out = {}
-    for f in sorted(sql_dir().glob("*.sql")):
+    for f in sorted((Path(directory) if directory else sql_dir()).glob("*.sql")):
         text = f.read_text()
         deps = []
         for m in _DEPENDS.finditer(text):
@@ -30,13 +36,29 @@ def load_all():
     return out
 
 
-def ordered(files, available):
-    """Names of files whose dependencies can be met, in an order that meets them."""
+def ordered(files, available, known=()):
+    """Names of files whose dependencies can be met, in an order that meets them.
+
+    `available`: the tables this store has; `known`: every base table name of the data model."""
+    unknown = sorted({f"{n} -> {d}" for n, (_, deps) in files.items() for d in deps
+                      if d not in files and d not in known and d not in available})
+    if unknown:
+        raise SqlModuleError(f"sql/ files depend on what does not exist: {', '.join(unknown)}")
     done, order = set(available), []
     pending = dict(files)
     while pending:
         ready = [n for n, (_, deps) in pending.items() if all(d in done for d in deps)]
         if not ready:
+            # left out: what needs a base table this store lacks, directly or through another file
+            blocked = {n for n, (_, deps) in pending.items() if any(d not in files and d not in done for d in deps)}
+            while True:
+                more = {n for n, (_, deps) in pending.items() if n not in blocked and any(d in blocked for d in deps)}
+                if not more:
+                    break
+                blocked |= more
+            stuck = set(pending) - blocked
+            if stuck:
+                raise SqlModuleError(f"sql/ files depend on each other in a circle: {', '.join(sorted(stuck))}")
             break
         for n in sorted(ready):
             order.append(n)

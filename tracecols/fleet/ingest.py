@@ -30,7 +30,7 @@ from . import work
 
 def _base_tables():
     """The tables one trace's ingest produces (the single-trace pipeline decides)."""
-    from ..trace import BASE_TABLES
+    from ..model.base_tables import BASE_TABLES
 
     return tuple(sorted(BASE_TABLES))
 _RECORD_KEYS = ("trace_id", "path", "size", "sha256", "rank", "rank_source", "world_size", "n_events", "files")

@@ -1,0 +1,95 @@
+"""The sql/ files as modules: each header's column list against DESCRIBE, each `-- depends:`
+line against the names its SQL reads, and the loader's errors on a planted missing or
+circular dependency."""
+import re
+
+import pytest
+from conftest import DATA_TRACE
+
+import tracecols
+from tracecols.engine import sqlfiles
+from tracecols.model.base_tables import BASE_TABLES
+
+TYPES = (r"BIGINT\[\]|VARCHAR\[\]|INTEGER\[\]|DOUBLE\[\]|INTEGER|BIGINT|UBIGINT|HUGEINT|VARCHAR|DOUBLE|FLOAT|"
+         r"BOOLEAN|TIMESTAMP|DATE")
+_PART = re.compile(r"\s*([\w\"%(), .-]+?)\s+(" + TYPES + r")(?![\w\[])")
+FILES = sqlfiles.load_all()
+
+
+def _documented(name):
+    """[(column, type)] from the file's `-- Columns` section: indented lines of `name[, name…] TYPE
+    meaning`, several per line when separated by `;`; `every column of X` takes X's list."""
+    lines = FILES[name][0].splitlines()
+    start = next(i for i, line in enumerate(lines) if re.match(r"--\s*Columns", line))
+    out = []
+    every = re.search(r"every column of (\w+)", lines[start])
+    if every:
+        out += _documented(every.group(1))
+    for line in lines[start + 1:]:
+        if not line.startswith("--"):
+            break
+        if not line[2:].startswith("   "):
+            continue
+        for part in line[2:].split(";"):
+            m = _PART.match(part)
+            if m:
+                out += [(n.strip().strip('"'), m.group(2)) for n in m.group(1).split(",") if n.strip()]
+    return out
+
+
+@pytest.fixture(scope="module")
+def trace():
+    return tracecols.open(DATA_TRACE)
+
+
+def test_every_file_defines_a_view(trace):
+    assert set(FILES) <= set(trace.tables)
+
+
+@pytest.mark.parametrize("name", sorted(FILES))
+def test_header_lists_the_columns_of_describe(trace, name):
+    d = trace.sql(f"DESCRIBE SELECT * FROM {name}")
+    assert _documented(name) == list(zip(d["column_name"], d["column_type"])), name
+
+
+def _referenced(name):
+    """The base tables and sql/ views that a file's SQL reads (FROM / JOIN), besides itself."""
+    text = re.sub(r"--[^\n]*", "", FILES[name][0])
+    known = set(FILES) | set(BASE_TABLES) | {"device_specs"}
+    read = {m.group(2) for m in re.finditer(r"\b(FROM|JOIN)\s+(\w+)", text, re.IGNORECASE)}
+    return (read & known) - {name, "events"}
+
+
+@pytest.mark.parametrize("name", sorted(FILES))
+def test_depends_line_names_what_the_sql_reads(name):
+    assert set(FILES[name][1]) - {"events"} == _referenced(name)
+
+
+def test_a_missing_dependency_is_an_error(tmp_path):
+    (tmp_path / "a.sql").write_text("-- depends: kernels, no_such_view\nCREATE VIEW a AS SELECT 1;\n")
+    with pytest.raises(sqlfiles.SqlModuleError, match="a -> no_such_view"):
+        sqlfiles.ordered(sqlfiles.load_all(tmp_path), {"kernels"}, BASE_TABLES)
+
+
+def test_a_circle_is_an_error(tmp_path):
+    (tmp_path / "a.sql").write_text("-- depends: b\nCREATE VIEW a AS SELECT * FROM b;\n")
+    (tmp_path / "b.sql").write_text("-- depends: a\nCREATE VIEW b AS SELECT * FROM a;\n")
+    (tmp_path / "c.sql").write_text("-- depends: kernels\nCREATE VIEW c AS SELECT * FROM kernels;\n")
+    with pytest.raises(sqlfiles.SqlModuleError, match="circle: a, b"):
+        sqlfiles.ordered(sqlfiles.load_all(tmp_path), {"kernels"}, BASE_TABLES)
+
+
+def test_a_base_table_this_store_lacks_leaves_its_views_out(tmp_path):
+    (tmp_path / "a.sql").write_text("-- depends: graph_replays\nCREATE VIEW a AS SELECT 1;\n")
+    (tmp_path / "b.sql").write_text("-- depends: a\nCREATE VIEW b AS SELECT 1;\n")
+    (tmp_path / "c.sql").write_text("-- depends: kernels\nCREATE VIEW c AS SELECT 1;\n")
+    assert sqlfiles.ordered(sqlfiles.load_all(tmp_path), {"kernels"}, BASE_TABLES) == ["c"]
+
+
+def test_the_checkers_catch_a_planted_drift(trace, monkeypatch):
+    text, deps = FILES["kernel_stats"]
+    assert "\n--   name " in text
+    monkeypatch.setitem(FILES, "kernel_stats", (text.replace("\n--   name ", "\n--   kernel_name ", 1), deps + ["slices"]))
+    d = trace.sql("DESCRIBE SELECT * FROM kernel_stats")
+    assert _documented("kernel_stats") != list(zip(d["column_name"], d["column_type"]))
+    assert set(FILES["kernel_stats"][1]) - {"events"} != _referenced("kernel_stats")
