@@ -14,7 +14,7 @@ import pytest
 from conftest import CORPUS, DATA_TRACE
 from reference import raw_bytes
 
-from tracecols.cli.diff import compute
+import tracecols
 from tracecols.read import jsontext
 
 EXE = shutil.which("tracecols") or os.path.join(os.path.dirname(sys.executable), "tracecols")
@@ -93,7 +93,7 @@ def got(frame, kind):
 
 
 def check(a_path, b_path, a_events, b_events):
-    res = compute(a_path, b_path)
+    res = tracecols.open(a_path).compare(tracecols.open(b_path))
     ra, rb = reference(a_events), reference(b_events)
     for kind in ("kernel", "op", "callpath"):
         assert got(res[kind], kind) == expected(ra[kind], rb[kind], kind), kind

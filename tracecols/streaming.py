@@ -41,7 +41,6 @@ from .read.kineto import read_events, read_head, read_trace
 from .read.source import Source, hash_file
 from .store import parquet
 from .trace import _Clock
-from .version import SCHEMA_VERSION, __version__
 
 EVENTS_SCHEMA = events_table([], 0, None).schema
 DUCKDB_MEMORY = "640MB"  # views spill to disk beyond this rather than grow the process
@@ -63,8 +62,7 @@ def ingest_to_dir(paths, out_dir, keep_secrets=False, timings=None, views=True, 
         names = _write_views(tmp, clock, None if timings is None else timings.setdefault("view_seconds", {}),
                              None if views is True else views) if views else []
         inputs = [{"path": i["path"], "size": i["size"], "sha256": i["sha256"]} for i in infos]
-        parquet.write_manifest(tmp, {"tracecols_version": __version__, "schema_version": SCHEMA_VERSION,
-                                     "inputs": inputs, "tables": sorted(list(BASE_TABLES) + names)})
+        parquet.write_manifest(tmp, parquet.manifest(list(BASE_TABLES) + names, inputs))
         clock.lap("parquet")
     return Path(out_dir)
 

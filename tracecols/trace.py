@@ -14,7 +14,6 @@ from .engine.face import Face
 from .errors import Malformed, SourceIOError
 from .model.base_tables import BASE_TABLES
 from .store import parquet
-from .version import SCHEMA_VERSION, __version__
 
 if TYPE_CHECKING:
     from .fleet.lake import Lake
@@ -118,9 +117,7 @@ class Trace(Face):
     def save(self, out_dir):
         """Write every table as Parquet (zstd) plus _tracecols.json, atomically."""
         tables = {name: self.table(name) for name in self.tables}
-        manifest = {"tracecols_version": __version__, "schema_version": SCHEMA_VERSION,
-                    "inputs": self.inputs, "tables": sorted(tables)}
-        return parquet.write_dir(out_dir, tables, manifest)
+        return parquet.write_dir(out_dir, tables, parquet.manifest(tables, self.inputs))
 
     def __repr__(self):
         return f"<tracecols.Trace {self.origin}: {', '.join(self.tables)}>"

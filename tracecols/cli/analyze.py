@@ -7,7 +7,6 @@ import time
 from ..report.notes import graph_notes
 from ..store import parquet
 from ..trace import open as open_trace
-from ..version import SCHEMA_VERSION, __version__
 
 
 def _ns(v):
@@ -121,9 +120,7 @@ def analyze(args):
     tables, secs = t.analyses()
     _note_unknown_devices(t)
     if args.output:
-        manifest = {"tracecols_version": __version__, "schema_version": SCHEMA_VERSION,
-                    "inputs": t.inputs, "tables": sorted(tables), "kind": "analyses"}
-        out = parquet.write_dir(args.output, tables, manifest)
+        out = parquet.write_dir(args.output, tables, parquet.manifest(tables, t.inputs, kind="analyses"))
         print(f"tracecols: wrote {len(tables)} analyses to {out} ({sum(secs.values()):.2f} s of queries)",
               file=sys.stderr)
     summary(t, top=args.top)

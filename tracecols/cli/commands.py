@@ -1,8 +1,6 @@
 """The subcommands. Each takes the parsed arguments and prints or writes its result."""
 import json
-import os
 import sys
-import tempfile
 
 from ..engine.connection import check_read_only
 from ..errors import SourceIOError
@@ -105,24 +103,18 @@ def _flat(df):
 
 def _write_atomic(df, path, fmt):
     import polars as pl
-    d = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=d, prefix=".tracecols-", suffix=".tmp")
-    os.close(fd)
-    try:
+
+    from ..store.atomic import atomic_output
+    with atomic_output(path) as f:
         if fmt == "parquet":
-            df.write_parquet(tmp, compression="zstd")
+            df.write_parquet(f, compression="zstd")
         elif fmt == "csv":
-            _flat(df).write_csv(tmp)
+            _flat(df).write_csv(f)
         elif fmt == "json":
-            df.write_ndjson(tmp)
+            df.write_ndjson(f)
         else:
-            with pl.Config(tbl_rows=-1, tbl_cols=-1, fmt_str_lengths=1000, tbl_width_chars=10000), \
-                    open(tmp, "w") as f:
-                f.write(str(df) + "\n")
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+            with pl.Config(tbl_rows=-1, tbl_cols=-1, fmt_str_lengths=1000, tbl_width_chars=10000):
+                f.write((str(df) + "\n").encode("utf-8"))
 
 
 def tree(args):

@@ -6,33 +6,24 @@ import sys
 from ..errors import Unsupported
 from ..store import parquet
 from ..trace import open as open_trace
-from ..version import SCHEMA_VERSION, __version__
 
 KINDS = ("kernel", "op", "callpath")
 FILES = {"kernel": "diff_kernels", "op": "diff_ops", "callpath": "diff_callpaths"}
 
 
-def side_tables(source, capture=None):
-    import polars as pl
+def _opened(source, capture):
     t = open_trace(source, capture=capture)
     if "slices" not in t.tables or "kernels" not in t.tables:
         raise Unsupported(source, "diff needs a trace (or a tracecols output directory of one)")
-    d = {"slices": pl.from_arrow(t.table("slices")), "kernels": pl.from_arrow(t.table("kernels"))}
-    if "kernel_perf" in t.tables:
-        d["kernel_perf"] = t.sql("select * from kernel_perf")
-    return t, d
+    return t
 
 
 def compute(a, b, kinds=KINDS, captures=()):
-    """{kind: comparison frame} for two trace paths (or tracecols output directories);
-    `captures`: no capture folder, one for both traces, or A's and B's."""
+    """Open the two traces (`captures`: no capture folder, one for both, or A's and B's) and compare them."""
     if len(captures) > 2:
         raise Unsupported("--capture", "give it once (both traces) or twice (A's, then B's)")
     cap = list(captures) * (2 if len(captures) == 1 else 1) or [None, None]
-    _, ta = side_tables(a, cap[0])
-    _, tb = side_tables(b, cap[1])
-    from ..model.diff import diff as diff_frames  # here: `tracecols sql` need not import it
-    return {k: diff_frames(ta, tb, k) for k in kinds}
+    return _opened(a, cap[0]).compare(_opened(b, cap[1]), kinds)
 
 
 def _ms(col):
@@ -91,9 +82,7 @@ def diff(args):
         out.write(str(terminal(frame, args.by, args.top)) + "\n")
     if args.output:
         tables = {FILES[k]: res[k].to_arrow() for k in KINDS}
-        manifest = {"tracecols_version": __version__, "schema_version": SCHEMA_VERSION, "layout": "diff",
-                    "a": str(args.a), "b": str(args.b), "tables": sorted(tables)}
-        parquet.write_dir(args.output, tables, manifest)
+        parquet.write_dir(args.output, tables, parquet.manifest(tables, layout="diff", a=str(args.a), b=str(args.b)))
         out.write(f"wrote {args.output}/ ({', '.join(f + '.parquet' for f in sorted(tables))})\n")
     return 0
 

@@ -7,7 +7,6 @@ from pathlib import Path
 import pyarrow as pa
 
 from ..store import parquet
-from ..version import SCHEMA_VERSION, __version__
 
 
 def run_link(et_path, kineto_path):
@@ -36,11 +35,9 @@ def link(args):
     out = Path(args.output)
     tables = {"et_nodes": nodes, "et_inputs": et["inputs"], "et_outputs": et["outputs"],
               "et_kernels": kernels, "et_link": summary_table(s)}
-    manifest = {"tracecols_version": __version__, "schema_version": SCHEMA_VERSION, "layout": "et_link",
-                "inputs": [{"path": et["path"], "size": et["size"], "sha256": et["sha256"], "kind": "execution_trace"}]
-                + [dict(i, kind="kineto") for i in inputs],
-                "tables": sorted(tables), "link": s}
-    parquet.write_dir(out, tables, manifest)
+    ins = ([{"path": et["path"], "size": et["size"], "sha256": et["sha256"], "kind": "execution_trace"}]
+           + [dict(i, kind="kineto") for i in inputs])
+    parquet.write_dir(out, tables, parquet.manifest(tables, ins, layout="et_link", link=s))
     plus = Path(args.et_plus) if args.et_plus else out / "et_plus.json"
     from ..store.et_json import write_et_plus
     write_et_plus(args.et, et["meta"], nodes, kernels, plus)

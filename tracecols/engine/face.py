@@ -55,6 +55,21 @@ class Face:
                 out[name] = table
         return out, secs
 
+    def compare(self, other: Face, kinds: tuple[str, ...] = ("kernel", "op", "callpath")) -> dict[str, pl.DataFrame]:
+        """What changed from this trace (A) to `other` (B): {kind: comparison frame} by kernel,
+        op or call path (docs/diff.md)."""
+        from ..model.diff import diff
+        a, b = self._diff_tables(), other._diff_tables()
+        return {k: diff(a, b, k) for k in kinds}
+
+    def _diff_tables(self) -> dict[str, pl.DataFrame]:
+        import polars as pl
+        d = {"slices": pl.DataFrame(pl.from_arrow(self.table("slices"))),
+             "kernels": pl.DataFrame(pl.from_arrow(self.table("kernels")))}
+        if "kernel_perf" in self.tables:
+            d["kernel_perf"] = self.sql("select * from kernel_perf")
+        return d
+
     def unknown_devices(self) -> list[str]:
         """Names of devices that ran work but have no row in the device peak table."""
         if "op_perf" not in self.tables:

@@ -23,7 +23,7 @@ import time
 
 from ..errors import TraceError
 from ..store import lake as store
-from ..version import SCHEMA_VERSION, __version__
+from ..store import parquet
 from . import discover as _discover
 from . import work
 
@@ -96,16 +96,16 @@ class Reporter:
 
 
 def _new_manifest():
-    return {"tracecols_version": __version__, "schema_version": SCHEMA_VERSION, "layout": store.LAYOUT,
-            "tables": list(_base_tables()), "partitioning": {"rank": "INTEGER", "null": store.NULL_PARTITION},
-            "traces": [], "inputs": [], "reserved": {}, "next_trace_id": 0}
+    return parquet.manifest(_base_tables(), layout=store.LAYOUT,
+                            partitioning={"rank": "INTEGER", "null": store.NULL_PARTITION},
+                            traces=[], reserved={}, next_trace_id=0)
 
 
 def _finalise(manifest):
     manifest["traces"].sort(key=lambda t: t["trace_id"])
     manifest["tables"] = sorted({n for t in manifest["traces"] for n in t["files"]} | set(manifest["tables"]))
     manifest["inputs"] = [{"path": t["path"], "size": t["size"], "sha256": t["sha256"]} for t in manifest["traces"]]
-    manifest["tracecols_version"], manifest["schema_version"] = __version__, SCHEMA_VERSION
+    manifest.update(parquet.versions())
     return manifest
 
 

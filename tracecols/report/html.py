@@ -410,9 +410,8 @@ def write(source, out_path, title=None, capture=None):
     from ..trace import open as open_trace
     src = open_trace(source, capture=capture)
     html = render(src, title=title)
+    from ..store.atomic import atomic_output
     out_path = os.path.abspath(str(out_path))
-    tmp = out_path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(html)
-    os.replace(tmp, out_path)
+    with atomic_output(out_path) as f:
+        f.write(html.encode("utf-8"))
     return out_path

@@ -43,6 +43,17 @@ def staged_dir(out_dir):
         raise
 
 
+def versions():
+    """What every manifest says of the code that wrote it."""
+    from ..version import SCHEMA_VERSION, __version__
+    return {"tracecols_version": __version__, "schema_version": SCHEMA_VERSION}
+
+
+def manifest(tables, inputs=(), **extra):
+    """The _tracecols.json of an output: the versions, its inputs, its tables, and `extra`."""
+    return {**versions(), "inputs": list(inputs), "tables": sorted(tables), **extra}
+
+
 def write_manifest(directory, manifest):
     (Path(directory) / MANIFEST).write_text(json.dumps(manifest, indent=2, default=str) + "\n")
 
@@ -54,18 +65,12 @@ def write_table(path, table):
 def append_rows(path, table):
     """Rewrite the Parquet file at `path` with `table`'s rows after its own, then rename it
     into place (Parquet files cannot grow in place)."""
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.tmp-{uuid.uuid4().hex[:8]}")
+    from .atomic import atomic_output
     src = pq.ParquetFile(path)
-    try:
-        with pq.ParquetWriter(tmp, src.schema_arrow, compression=COMPRESSION) as w:
-            for i in range(src.num_row_groups):
-                w.write_table(src.read_row_group(i))
-            w.write_table(table.cast(src.schema_arrow))
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    os.replace(tmp, path)
+    with atomic_output(path) as f, pq.ParquetWriter(f, src.schema_arrow, compression=COMPRESSION) as w:
+        for i in range(src.num_row_groups):
+            w.write_table(src.read_row_group(i))
+        w.write_table(table.cast(src.schema_arrow))
 
 
 def write_dir(out_dir, tables, manifest):
