@@ -93,3 +93,11 @@ def test_the_checkers_catch_a_planted_drift(trace, monkeypatch):
     d = trace.sql("DESCRIBE SELECT * FROM kernel_stats")
     assert _documented("kernel_stats") != list(zip(d["column_name"], d["column_type"]))
     assert set(FILES["kernel_stats"][1]) - {"events"} != _referenced("kernel_stats")
+
+
+def test_two_files_of_one_name_are_an_error(tmp_path):
+    for d in ("ops", "time"):
+        (tmp_path / d).mkdir()
+        (tmp_path / d / "a.sql").write_text("-- depends: kernels\nCREATE VIEW a AS SELECT 1;\n")
+    with pytest.raises(sqlfiles.SqlModuleError, match="two sql/ files define a"):
+        sqlfiles.load_all(tmp_path)

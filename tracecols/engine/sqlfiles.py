@@ -25,9 +25,13 @@ class SqlModuleError(Exception):
 
 
 def load_all(directory=None):
-    """{name: (sql_text, depends)} for every *.sql of `directory` (default: sql/)."""
-    out = {}
-    for f in sorted((Path(directory) if directory else sql_dir()).glob("*.sql")):
+    """{name: (sql_text, depends)} for every *.sql in `directory` (default: sql/) and its
+    domain folders (core, kernels, ops, time, serving, fleet, compat/…); names are file stems."""
+    out, where = {}, {}
+    for f in sorted((Path(directory) if directory else sql_dir()).rglob("*.sql")):
+        if f.stem in where:
+            raise SqlModuleError(f"two sql/ files define {f.stem}: {where[f.stem]} and {f}")
+        where[f.stem] = f
         text = f.read_text()
         deps = []
         for m in _DEPENDS.finditer(text):
