@@ -9,8 +9,12 @@ In one fresh process, N times (best of N kept for each):
   capture  reading the capture traces of CAPTURE_DIR (their own ingest: parse, tree, links)
   merge    the graph stage of REPLAY's ingest with those captures: match the replayed
            kernel sequences, build the graft templates, graft, relink the kernels
+  streaming  the streaming ingest of `analyze` (events to Parquet, tree, links, graphs; no
+           views) of REPLAY without and with the captures: what --capture adds there
+           (the merge, and the grafted rows written to slices.parquet and events.parquet)
 Ends
-  RESULT capture_merge_ratio_to_ingest=R capture_read_ratio_to_ingest=C matched=M/N kernels=K peak_rss_mb=P
+  RESULT capture_merge_ratio_to_ingest=R capture_added_ratio_to_streaming_ingest=S
+         capture_read_ratio_to_ingest=C matched=M/N kernels=K peak_rss_mb=P
 The merge is what `--capture` adds to every replay trace; reading the capture traces is
 paid once per capture folder (they are often far larger than a replay trace).
 """
@@ -20,9 +24,10 @@ import subprocess
 import sys
 
 _CODE = r"""
-import json, resource, sys, time
+import json, resource, sys, tempfile, time
 from tracecols import memory
 memory.for_this_process()
+from tracecols.streaming import ingest_to_dir
 from tracecols.trace import ingest, read_captures
 replay, folder, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
 best = {}
@@ -36,6 +41,10 @@ for _ in range(n):
     t = {}
     tables, _ = ingest([replay], timings=t, captures=caps)
     keep("merge", t["graphs"])
+    with tempfile.TemporaryDirectory() as d:
+        t0 = time.perf_counter(); ingest_to_dir([replay], d + "/a", views=False); keep("stream", time.perf_counter() - t0)
+        t0 = time.perf_counter(); ingest_to_dir([replay], d + "/b", views=False, captures=caps)
+        keep("stream_cap", time.perf_counter() - t0)
 g = tables["graph_replays"]
 print(json.dumps({**best, "launches": g.num_rows, "matched": sum(g.column("matched").to_pylist()),
                   "kernels": sum(g.column("kernels").to_pylist()),
@@ -64,8 +73,10 @@ def main():
     print(f"capture  {m['capture']:.3f} s   (reading the capture traces, once per folder)")
     print(f"merge    {m['merge']:.3f} s   ({m['matched']} of {m['launches']} graph launches matched, "
           f"{m['kernels']} kernels)")
+    print(f"streaming {m['stream']:.3f} s without the captures, {m['stream_cap']:.3f} s with them")
     print(f"load average {load:.2f}, best of {repeat}")
     print(f"RESULT capture_merge_ratio_to_ingest={m['merge'] / m['ingest']:.3f} "
+          f"capture_added_ratio_to_streaming_ingest={(m['stream_cap'] - m['stream']) / m['stream']:.3f} "
           f"capture_read_ratio_to_ingest={m['capture'] / m['ingest']:.2f} matched={m['matched']}/{m['launches']} "
           f"kernels={m['kernels']} peak_rss_mb={m['rss'] / 2**20:.0f}")
 

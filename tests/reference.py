@@ -46,3 +46,18 @@ def not_kineto_files():
 
 def short(path):
     return os.path.relpath(path, CORPUS)
+
+
+def assert_tracelens_gpu_timeline(csv_path, trace):
+    """tracelens_gpu_timeline against TraceLens's gpu_timeline.csv: same rows in the same order,
+    times within 0.1 % (or 1e-5 ms), percentages within 0.1 % (or 1e-3 points)."""
+    import csv
+    import math
+    with open(csv_path, newline="") as f:
+        ref = {r["type"]: (float(r["time ms"]), float(r["percent"])) for r in csv.DictReader(f)}
+    ours = {r["type"]: (r["time ms"], r["percent"])
+            for r in trace.sql("select * from tracelens_gpu_timeline").iter_rows(named=True)}
+    assert list(ours) == list(ref)
+    for typ, (ms, pct) in ref.items():
+        assert math.isclose(ms, ours[typ][0], rel_tol=1e-3, abs_tol=1e-5), (typ, ms, ours[typ])
+        assert math.isclose(pct, ours[typ][1], rel_tol=1e-3, abs_tol=1e-3), (typ, pct, ours[typ])

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from conftest import CORPUS
+from reference import assert_tracelens_gpu_timeline
 
 import tracecols
 
@@ -30,13 +31,7 @@ def report(request):
 
 def test_gpu_timeline(report):
     d, t = report
-    with open(d / "gpu_timeline.csv", newline="") as f:
-        ref = {r["type"]: (float(r["time ms"]), float(r["percent"])) for r in csv.DictReader(f)}
-    ours = {r["type"]: (r["time ms"], r["percent"]) for r in t.sql("select * from tracelens_gpu_timeline").iter_rows(named=True)}
-    assert list(ours) == list(ref)
-    for typ, (ms, pct) in ref.items():
-        assert _close(ms, ours[typ][0], abs_=1e-5), (typ, ms, ours[typ])
-        assert _close(pct, ours[typ][1], abs_=1e-3), (typ, pct, ours[typ])
+    assert_tracelens_gpu_timeline(d / "gpu_timeline.csv", t)
 
 
 def test_kernel_summary(report):

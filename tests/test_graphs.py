@@ -11,6 +11,7 @@ import pytest
 from conftest import CORPUS
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from reference import assert_tracelens_gpu_timeline
 
 import tracecols
 from tracecols.model import capture
@@ -58,13 +59,7 @@ def test_ops_summary_matches_tracelens_inference_report(merged):
 @pytest.mark.corpus
 def test_gpu_timeline_matches_tracelens_inference_report(merged):
     d, t = merged
-    with open(d / "perf_csvs/gpu_timeline.csv", newline="") as f:
-        ref = {r["type"]: (float(r["time ms"]), float(r["percent"])) for r in csv.DictReader(f)}
-    ours = {r["type"]: (r["time ms"], r["percent"]) for r in t.sql("select * from tracelens_gpu_timeline").iter_rows(named=True)}
-    assert list(ours) == list(ref)
-    for typ, (ms, pct) in ref.items():
-        assert math.isclose(ms, ours[typ][0], rel_tol=1e-3, abs_tol=1e-5), (typ, ms, ours[typ])
-        assert math.isclose(pct, ours[typ][1], rel_tol=1e-3, abs_tol=1e-3), (typ, pct, ours[typ])
+    assert_tracelens_gpu_timeline(d / "perf_csvs/gpu_timeline.csv", t)
 
 
 @pytest.mark.corpus

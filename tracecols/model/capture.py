@@ -31,7 +31,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .kernels import LAUNCH_CATS, launcher_map, op_paths, parent_index
+from .kernels import LAUNCH_CATS, op_paths, parent_index
 from .tree import SLICES_SCHEMA, nearest, prev_greater
 
 GRAPH_LAUNCH = r"GraphLaunch"  # cudaGraphLaunch, hipGraphLaunch, cuGraphLaunch (and _v… variants)
@@ -93,8 +93,12 @@ class Capture:
         self.is_py = (cat == "python_function").to_numpy()
         self.is_mod = self.is_py & sl["name"].fill_null("").str.starts_with(_MODULE).to_numpy()
         py_of_op = nearest(self.par, self.is_py, include_self=False)[self.is_op]
-        self.keep = self.is_op | (cat == "user_annotation").to_numpy() | self.is_mod
-        self.keep[py_of_op[py_of_op >= 0]] = True
+        keep = self.is_op | (cat == "user_annotation").to_numpy() | self.is_mod
+        keep[py_of_op[py_of_op >= 0]] = True
+        keep[calls["row"].to_numpy()] = True
+        # each slice's nearest kept ancestor: a template climbs these, not the whole tree
+        self.kpar = nearest(self.par, keep, include_self=False)
+        self.execute = (sl["name"] == "execute").fill_null(False).to_numpy()
         self._templates = {}
 
     def template(self, offset, n):
@@ -108,23 +112,20 @@ class Capture:
         pre-order with local indices (j), local parent, depth, subtree end, op, top op,
         Python frame, module frame (-1: none within the graft), and per captured call its
         position in the window (i), launcher and op path (local indices)."""
-        sl, par = self.slices, self.par
+        sl, kpar = self.slices, self.kpar
         rows = self.calls["row"].to_numpy()[offset:offset + n]
         is_op, is_py, is_mod = self.is_op, self.is_py, self.is_mod
-        keep = self.keep.copy()
-        keep[rows] = True
         seen = np.zeros(sl.height, bool)
         front = np.unique(rows)
-        while front.size:  # the ancestors of the window's calls, one level per step
+        while front.size:  # the window's calls and their kept ancestors, one level per step
             seen[front] = True
-            up = par[front]
+            up = kpar[front]
             up = np.unique(up[up >= 0])
             front = up[~seen[up]]
-        mask = seen & keep
         local = np.full(sl.height, -1, np.int64)
-        idx = np.flatnonzero(mask)  # rows in pre-order
+        idx = np.flatnonzero(seen)  # rows in pre-order
         local[idx] = np.arange(idx.size)
-        lpar_row = nearest(par, mask, include_self=False)[idx]
+        lpar_row = kpar[idx]
         lpar = np.where(lpar_row >= 0, local[np.maximum(lpar_row, 0)], -1)
         t = idx.size
         depth = np.zeros(t, np.int64)
@@ -149,19 +150,19 @@ class Capture:
             pl.Series("lpy", nearest(lpar, is_py_l, include_self=False)),
             pl.Series("lmod", nearest(lpar, is_mod_l, include_self=False)),
             pl.Series("nchild", np.bincount(lpar[lpar >= 0], minlength=t).astype(np.int32)))
-        # per call of the window: its launcher and op path, as local indices
+        # per call of the window: its launcher (kernels.launcher_map's rule: up from the call,
+        # past Python frames and `execute` ops, the first cpu_op; else the call itself) and op path
         calls_local = local[rows]
+        skip = is_py_l | (is_op_l & self.execute[idx])
+        stop = nearest(lpar, ~skip, include_self=False)[calls_local]
+        launcher = np.where((stop >= 0) & is_op_l[np.maximum(stop, 0)], stop, calls_local)
         tree = pl.DataFrame({"trace_id": np.zeros(t, np.int32), "uid": np.arange(t, dtype=np.int64),
-                             "cat": tsl["cat"], "parent_uid": pl.Series(lpar).replace(-1, None),
-                             "execute": (tsl["name"] == "execute").fill_null(False).to_numpy()})
-        lm = launcher_map(tree, lpar)
+                             "cat": tsl["cat"]})
         paths = op_paths(tree, lpar, pl.DataFrame({"trace_id": np.zeros(n, np.int32),
                                                    "uid": np.arange(n, dtype=np.int64),
                                                    "_launch_row": calls_local}))
-        per_call = (pl.DataFrame({"i": np.arange(n, dtype=np.int64), "j": calls_local})
-                    .join(lm.select(pl.col("uid").alias("j"), pl.col("launcher_uid").alias("llauncher")),
-                          on="j", how="left")
-                    .with_columns(paths["op_path"].alias("lpath")))
+        per_call = pl.DataFrame({"i": np.arange(n, dtype=np.int64), "j": calls_local, "llauncher": launcher,
+                                 "lpath": paths["op_path"]})
         return tsl, per_call
 
 

@@ -50,8 +50,8 @@ finish AS (  -- the last finish of each id, in file order
 ),
 at_corr AS (  -- the last event in file order at each (pid, tid, correlation), flows aside
     SELECT trace_id, uid, pid, pid_str, tid, tid_str, correlation
-    FROM events
-    WHERE correlation IS NOT NULL AND ph NOT IN ('s', 'f', 't')
+    FROM events  -- a flow finishes on a device event: only those can be found there
+    WHERE correlation IS NOT NULL AND ph = 'X' AND cat IN ('kernel', 'gpu_memcpy', 'gpu_memset')
     QUALIFY row_number() OVER (PARTITION BY trace_id, pid, pid_str, tid, tid_str, correlation
                                ORDER BY uid DESC) = 1
 ),
