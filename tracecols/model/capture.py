@@ -198,52 +198,70 @@ def match(gk, captures, sizes=None):
         pl.lit(None, pl.String).alias("mismatch_kernel"), pl.lit(None, pl.String).alias("mismatch_captured"))
     if not captures or seq.height == 0:
         return empty.with_columns(pl.lit(None, pl.Int64).alias("mismatch_at"))
-    rk = (gk.join(reps.select(["trace_id", "launch_uid", "seq", "n"]), on=["trace_id", "launch_uid"])
-          .select(["seq", "n", "i", "kind", "name"]))
-    calls = pl.concat([c.calls for c in captures])
-    lens = calls.group_by("file").agg(pl.len().alias("L"))
-    first = rk.filter(pl.col("i") == 0)
-    cand = (first.join(calls, on="kind").join(lens, on="file")
-            .filter((pl.col("kname").is_null() | (pl.col("kname") == pl.col("name")))
-                    & (pl.col("pos") + pl.col("n") <= pl.col("L")))
-            .select(["seq", "file", pl.col("pos").alias("offset")]))
-    ok_expr = (pl.col("kind") == pl.col("ckind")) & (pl.col("kname").is_null() | (pl.col("kname") == pl.col("name")))
-    scored = (cand.join(rk, on="seq").with_columns((pl.col("offset") + pl.col("i")).alias("pos"))
-              .join(calls.select(["file", "pos", pl.col("kind").alias("ckind"), "kname"]), on=["file", "pos"])
-              .with_columns(ok_expr.alias("ok"))
-              .group_by(["seq", "file", "offset"])
-              .agg(pl.col("ok").sum().alias("good"), pl.col("n").first(),
-                   pl.col("i").filter(~pl.col("ok")).min().alias("bad")))
-    sized = pl.DataFrame({"file": [c.index for c in captures], "fsize": [c.batch_size for c in captures]},
-                         schema={"file": pl.Int32, "fsize": pl.Int64})
-    full = (scored.filter(pl.col("good") == pl.col("n"))
-            .join(reps.select(["seq", "target"]), on="seq").join(sized, on="file", how="left")
-            .with_columns((pl.col("target").is_not_null() & pl.col("fsize").ne_missing(pl.col("target")))
-                          .alias("_other")))
-    best_full = (full.sort(["seq", "_other", "file", "offset"])
-                 .group_by("seq", maintain_order=True)
-                 .agg(pl.col("file").first(), pl.col("offset").first(), pl.len().alias("candidates")))
-    closest = (scored.join(best_full.select("seq"), on="seq", how="anti")
-               .sort(["seq", "good", "file", "offset"], descending=[False, True, False, False])
-               .group_by("seq", maintain_order=True)
-               .agg(pl.col("file").first().alias("cfile"), pl.col("offset").first().alias("coffset"),
-                    pl.col("bad").first().alias("mismatch_at")))
-    # what disagrees, at the first disagreement of the closest window (or the first kernel)
-    closest = (reps.select(["seq"]).join(best_full.select("seq"), on="seq", how="anti")
-               .join(closest, on="seq", how="left")
-               .with_columns(pl.col("mismatch_at").fill_null(0))
-               .join(rk.select(["seq", pl.col("i").alias("mismatch_at"), pl.col("name").alias("mismatch_kernel")]),
-                     on=["seq", "mismatch_at"], how="left")
-               .with_columns((pl.col("coffset") + pl.col("mismatch_at")).alias("cpos"))
-               .join(calls.select([pl.col("file").alias("cfile"), pl.col("pos").alias("cpos"),
-                                   pl.coalesce(pl.col("kname"), pl.col("kind")).alias("mismatch_captured")]),
-                     on=["cfile", "cpos"], how="left")
-               .select(["seq", "mismatch_at", "mismatch_kernel", "mismatch_captured"]))
-    per_seq = (reps.select("seq").join(best_full, on="seq", how="left").join(closest, on="seq", how="left")
-               .with_columns(pl.col("candidates").fill_null(0)))
+    rk = (gk.join(reps.select(["trace_id", "launch_uid", "seq"]), on=["trace_id", "launch_uid"])
+          .sort(["seq", "i"]).select(["seq", "kind", "name"]))
+    per_seq = _windows(rk, reps, captures)
     return seq.join(per_seq, on="seq", how="left").select(
         ["trace_id", "launch_uid", "n", "file", "offset", "candidates", "mismatch_at", "mismatch_kernel",
          "mismatch_captured"])
+
+
+_KINDS = {"kernel": 0, "memcpy": 1, "memset": 2}
+
+
+def _windows(rk, reps, captures):
+    """Per distinct sequence: the window of the capture files it matches in full (the first by
+    file and position, those of the target batch size first) and how many do; else the closest
+    window among those whose first pair agrees (most agreeing pairs, then the first) and its
+    first disagreement. All windows of a file are compared at once (a 2-D gather), so the only
+    Python loops are over distinct sequences and capture files."""
+    names = pl.concat([rk["name"], *[c.calls["kname"] for c in captures]]).drop_nulls().unique()
+    code = dict(zip(names.to_list(), range(len(names))))
+
+    def codes(col):
+        return np.array([code.get(x, -1) if x is not None else -1 for x in col.to_list()], np.int64)
+
+    rkind = rk["kind"].replace_strict(_KINDS, return_dtype=pl.Int64).to_numpy()
+    rname, rnames = codes(rk["name"]), rk["name"].to_list()
+    starts = np.searchsorted(rk["seq"].to_numpy(), np.arange(reps.height + 1))
+    files = [(c.index, c.batch_size, c.calls["kind"].replace_strict(_KINDS, return_dtype=pl.Int64).to_numpy(),
+              codes(c.calls["kname"]), c.calls["kname"].to_list(), c.calls["kind"].to_list()) for c in captures]
+    rows = []
+    for sq, target in enumerate(reps["target"].to_list()):
+        a, b = starts[sq], starts[sq + 1]
+        kind, name, n = rkind[a:b], rname[a:b], b - a
+        full, close = [], None  # full: (other size, file, offset); close: (-good, file, offset, bad)
+        for f, fsize, ck, cn, _, _ in files:
+            if len(ck) < n:
+                continue
+            first = np.flatnonzero((ck[:len(ck) - n + 1] == kind[0]) & ((cn[:len(ck) - n + 1] < 0)
+                                                                          | (cn[:len(ck) - n + 1] == name[0])))
+            for chunk in np.array_split(first, max(1, len(first) * n // 4_000_000 + 1)):
+                if not len(chunk):
+                    continue
+                at = chunk[:, None] + np.arange(n)[None, :]
+                ok = (ck[at] == kind) & ((cn[at] < 0) | (cn[at] == name))
+                good = ok.sum(axis=1)
+                other = target is not None and fsize != target
+                full += [(other, f, int(o)) for o in chunk[good == n]]
+                part = np.flatnonzero(good < n)
+                if len(part):
+                    best = part[np.argmax(good[part])]  # the first of the most agreeing
+                    cand = (-int(good[best]), f, int(chunk[best]), int(np.argmin(ok[best])))
+                    close = cand if close is None or cand < close else close
+        if full:
+            _, f, o = min(full)
+            rows.append((sq, f, o, len(full), None, None, None))
+        elif close is None:
+            rows.append((sq, None, None, 0, 0, rnames[a], None))
+        else:
+            _, f, o, bad = close
+            fi = next(x for x in files if x[0] == f)
+            captured = fi[4][o + bad] if fi[4][o + bad] is not None else fi[5][o + bad]
+            rows.append((sq, None, None, 0, bad, rnames[a + bad], captured))
+    return pl.DataFrame(rows, orient="row", schema={
+        "seq": pl.UInt32, "file": pl.Int32, "offset": pl.Int64, "candidates": pl.Int64, "mismatch_at": pl.Int64,
+        "mismatch_kernel": pl.String, "mismatch_captured": pl.String})
 
 
 def _target_sizes(sizes, captures):
