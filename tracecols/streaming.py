@@ -271,5 +271,8 @@ def _write_views(tmp, clock, view_seconds=None, only=None):
                                         view_seconds=view_seconds, only=only)
     engine.con.close()
     shutil.rmtree(tmp / ".spill", ignore_errors=True)
+    # private helpers were files only for the views that read them, all written now
+    for name in [n for n in written if n.startswith("_")]:
+        (tmp / f"{name}.parquet").unlink()
     clock.lap("views")
-    return ["device_specs"] + written
+    return ["device_specs"] + [n for n in written if not n.startswith("_")]

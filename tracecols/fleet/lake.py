@@ -79,10 +79,3 @@ class Lake(Face):
     def __repr__(self):
         return f"<tracecols.Lake {self.origin}: {len(self.manifest['traces'])} traces, ranks {self.ranks}>"
 
-
-def is_lake(path):
-    try:
-        lfs = store.LakeFS(path)
-        return lfs.exists(store.MANIFEST) and store.read_manifest(lfs) is not None
-    except Exception:  # noqa: BLE001 - a single-trace output, or unreadable: not a lake
-        return False
