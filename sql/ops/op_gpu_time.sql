@@ -41,22 +41,16 @@ iv AS (  -- each kernel under its direct op, and under every op on its op_path
     UNION ALL
     SELECT 'subtree', trace_id, unnest(op_path), ts_ns, end_ns, dur_ns FROM lk
 ),
-g AS (
-    SELECT *, max(end_ns) OVER (PARTITION BY kind, trace_id, ouid ORDER BY ts_ns, end_ns
-                                ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_end
+g AS (  -- what each kernel adds to the union of its op's kernels (sql/core/_macros.sql)
+    SELECT kind, trace_id, ouid, dur_ns,
+           _tc_covered(ts_ns, end_ns, max(end_ns) OVER (PARTITION BY kind, trace_id, ouid ORDER BY ts_ns, end_ns
+                                                      ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)) AS c
     FROM iv
 ),
-isl AS (  -- islands: runs of overlapping kernels, whose union is [min ts, max end)
-    SELECT *, sum(CASE WHEN prev_end IS NULL OR ts_ns > prev_end THEN 1 ELSE 0 END)
-                  OVER (PARTITION BY kind, trace_id, ouid ORDER BY ts_ns, end_ns ROWS UNBOUNDED PRECEDING) AS isl
-    FROM g
-),
 per AS (
-    SELECT kind, trace_id, ouid, sum(n)::BIGINT AS kernels, sum(s)::BIGINT AS kernel_sum_ns,
-           sum(e - b)::BIGINT AS busy_ns
-    FROM (SELECT kind, trace_id, ouid, isl, count(*) AS n, sum(dur_ns) AS s, min(ts_ns) AS b, max(end_ns) AS e
-          FROM isl GROUP BY ALL)
-    GROUP BY ALL
+    SELECT kind, trace_id, ouid, count(*)::BIGINT AS kernels, sum(dur_ns)::BIGINT AS kernel_sum_ns,
+           sum(c)::BIGINT AS busy_ns
+    FROM g GROUP BY ALL
 ),
 direct AS (
     SELECT trace_id, ouid, kernels AS direct_kernels, kernel_sum_ns AS direct_kernel_sum_ns,

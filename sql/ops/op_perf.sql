@@ -253,9 +253,9 @@ sub AS (  -- device events launched in each modelled op's subtree (the op is on 
 ),
 busy AS (
     SELECT trace_id, uid, min(device) AS device, count(*) AS kernels, sum(c)::BIGINT AS gpu_ns
-    FROM (SELECT *, greatest(0, end_ns - greatest(ts_ns, coalesce(max(end_ns) OVER (
+    FROM (SELECT *, _tc_covered(ts_ns, end_ns, max(end_ns) OVER (
                       PARTITION BY trace_id, uid ORDER BY ts_ns, end_ns
-                      ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), ts_ns))) AS c
+                      ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)) AS c
           FROM sub)
     GROUP BY trace_id, uid
 ),

@@ -74,22 +74,15 @@ dev AS (  -- each step's device events: their launch call lies in the step's sub
           FROM kernels k JOIN slices l ON l.trace_id = k.trace_id AND l.uid = k.launch_uid) k
     JOIN phased p ON p.trace_id = k.trace_id AND k.lpre > p.pre AND k.lpre <= p.subtree_end
 ),
-g AS (
-    SELECT *, max(end_ns) OVER (PARTITION BY trace_id, step_uid ORDER BY ts_ns, end_ns
-                                ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_end
+g AS (  -- what each event adds to the union of its step's (sql/core/_macros.sql)
+    SELECT *, _tc_covered(ts_ns, end_ns, max(end_ns) OVER (PARTITION BY trace_id, step_uid ORDER BY ts_ns, end_ns
+                                                         ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)) AS c
     FROM dev
 ),
-isl AS (
-    SELECT *, sum(CASE WHEN prev_end IS NULL OR ts_ns > prev_end THEN 1 ELSE 0 END)
-                  OVER (PARTITION BY trace_id, step_uid ORDER BY ts_ns, end_ns ROWS UNBOUNDED PRECEDING) AS isl
-    FROM g
-),
 per AS (
-    SELECT trace_id, step_uid, sum(n)::BIGINT AS kernels, sum(e - b)::BIGINT AS gpu_busy_ns,
-           sum(s)::BIGINT AS gpu_kernel_sum_ns, min(b) AS gpu_start_ns, max(e) AS gpu_end_ns
-    FROM (SELECT trace_id, step_uid, isl, count(*) AS n, sum(dur_ns) AS s, min(ts_ns) AS b, max(end_ns) AS e
-          FROM isl GROUP BY ALL)
-    GROUP BY ALL
+    SELECT trace_id, step_uid, count(*)::BIGINT AS kernels, sum(c)::BIGINT AS gpu_busy_ns,
+           sum(dur_ns)::BIGINT AS gpu_kernel_sum_ns, min(ts_ns) AS gpu_start_ns, max(end_ns) AS gpu_end_ns
+    FROM g GROUP BY ALL
 ),
 graphs AS (
     SELECT trace_id, step_uid, count(DISTINCT launch_uid) AS graph_launches

@@ -54,6 +54,8 @@ class Engine:
         if "device_specs" not in self.base:  # the device peak table, for op_perf
             self.base["device_specs"] = device_specs_table()
             self._register("device_specs", self.base["device_specs"])
+        for text in sqlfiles.macros():
+            self.con.execute(text)
         files = sqlfiles.load_all()
         self.views = [n for n in sqlfiles.ordered(files, set(self.base), BASE_TABLES) if n not in tables]
         self._reads = {n: set(files[n][1]) & set(self.views) for n in self.views}

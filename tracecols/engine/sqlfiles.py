@@ -24,6 +24,9 @@ class SqlModuleError(Exception):
     """A sql/ file names a dependency that does not exist, or the files depend on each other in a circle."""
 
 
+MACROS = "_macros"  # files of this name define macros that the views use, no view
+
+
 def load_all(directory=None):
     """{name: (sql_text, depends)} for every *.sql in `directory` (default: sql/) and its
     domain folders (core, kernels, ops, time, serving, fleet, compat/…); names are file stems."""
@@ -32,12 +35,20 @@ def load_all(directory=None):
         if f.stem in where:
             raise SqlModuleError(f"two sql/ files define {f.stem}: {where[f.stem]} and {f}")
         where[f.stem] = f
+        if f.stem == MACROS:
+            continue
         text = f.read_text()
         deps = []
         for m in _DEPENDS.finditer(text):
             deps += [d.strip() for d in m.group(1).split(",") if d.strip()]
         out[f.stem] = (text, deps)
     return out
+
+
+def macros(directory=None):
+    """The SQL text of every _macros.sql, to run before any view is defined."""
+    root = Path(directory) if directory else sql_dir()
+    return [f.read_text() for f in sorted(root.rglob(f"{MACROS}.sql"))]
 
 
 def ordered(files, available, known=()):

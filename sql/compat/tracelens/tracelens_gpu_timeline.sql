@@ -31,9 +31,9 @@ tagged AS (
 ),
 contrib AS (
     SELECT trace_id, s, ts_ns, end_ns,
-           greatest(0, end_ns - greatest(ts_ns, coalesce(max(end_ns) OVER (
+           _tc_covered(ts_ns, end_ns, max(end_ns) OVER (
                PARTITION BY trace_id, s ORDER BY ts_ns, end_ns
-               ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), ts_ns))) AS c
+               ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)) AS c
     FROM tagged
 ),
 u AS (

@@ -57,22 +57,17 @@ iv AS (
         WHERE NOT list_contains(coalesce(op_path, []), launcher_uid)
     ) gk ON gk.trace_id = l.trace_id AND gk.luid = l.uid
 ),
-g AS (
-    SELECT *, max(end_ns) OVER (PARTITION BY trace_id, luid, kind ORDER BY ts_ns, end_ns
-                                ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_end
+g AS (  -- what each event adds to the union of its launcher's (sql/core/_macros.sql)
+    SELECT trace_id, luid, kind,
+           _tc_covered(ts_ns, end_ns, max(end_ns) OVER (PARTITION BY trace_id, luid, kind ORDER BY ts_ns, end_ns
+                                                      ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)) AS c
     FROM iv
-),
-isl AS (
-    SELECT *, sum(CASE WHEN prev_end IS NULL OR ts_ns > prev_end THEN 1 ELSE 0 END)
-                  OVER (PARTITION BY trace_id, luid, kind ORDER BY ts_ns, end_ns ROWS UNBOUNDED PRECEDING) AS k
-    FROM g
 ),
 busy AS (
     SELECT trace_id, luid,
-           sum(CASE WHEN kind = 'direct' THEN e - b ELSE 0 END) AS direct_ns,
-           sum(CASE WHEN kind = 'subtree' THEN e - b ELSE 0 END) AS subtree_ns
-    FROM (SELECT trace_id, luid, kind, k, min(ts_ns) AS b, max(end_ns) AS e FROM isl GROUP BY ALL)
-    GROUP BY ALL
+           coalesce(sum(c) FILTER (WHERE kind = 'direct'), 0) AS direct_ns,
+           coalesce(sum(c) FILTER (WHERE kind = 'subtree'), 0) AS subtree_ns
+    FROM g GROUP BY ALL
 ),
 per_name AS (
     SELECT l.trace_id, l.name, l.is_recompute, l.parent_module,
