@@ -5,22 +5,10 @@ import tempfile
 import time
 
 from ..report.notes import graph_notes
+from ..report.units import fmt_ns as _ns
+from ..report.units import fmt_pct as _pct
 from ..store import parquet
 from ..trace import open as open_trace
-
-
-def _ns(v):
-    if v is None:
-        return "-"
-    v = float(v)
-    for unit, div in (("s", 1e9), ("ms", 1e6), ("µs", 1e3)):
-        if abs(v) >= div:
-            return f"{v / div:.3f} {unit}"
-    return f"{v:.0f} ns"
-
-
-def _pct(v):
-    return "-" if v is None else f"{v:.1f}%"
 
 
 def _cut(s, n):

@@ -5,6 +5,7 @@ import sys
 from ..engine.connection import check_read_only
 from ..errors import SourceIOError
 from ..model.secrets import REDACTED
+from ..report.units import fmt_ns
 from ..trace import open as open_trace
 
 
@@ -17,15 +18,6 @@ def _human_bytes(n):
         n /= 1024
 
 
-def _human_ns(ns):
-    if ns is None:
-        return "?"
-    for unit, div in (("s", 1e9), ("ms", 1e6), ("µs", 1e3)):
-        if abs(ns) >= div:
-            return f"{ns / div:.3f} {unit}"
-    return f"{ns} ns"
-
-
 def info(args):
     t = open_trace(args.source, keep_secrets=args.keep_secrets)
     out = sys.stdout
@@ -35,7 +27,7 @@ def info(args):
         out.write(f"size         {_human_bytes(tr['size_bytes'])}{' (gzip)' if tr['gzip'] else ''}"
                   f"   sha256 {tr['sha256'][:16]}…\n")
         out.write(f"events       {tr['n_events']:,}\n")
-        out.write(f"time span    {_human_ns(tr['span_ns'])}   (first event at {tr['start_ns']} ns)\n")
+        out.write(f"time span    {fmt_ns(tr['span_ns'], '?')}   (first event at {tr['start_ns']} ns)\n")
         rank = "unknown" if tr["rank"] is None else f"{tr['rank']} (from {tr['rank_source']})"
         ws = "unknown" if tr["world_size"] is None else tr["world_size"]
         out.write(f"rank         {rank}   world size {ws}   backend {tr['backend'] or '-'}\n")
@@ -64,7 +56,7 @@ def info(args):
         width = max([len(c) for c in cats["cat"]] + [8])
         out.write(f"  {'category':<{width}}  ph  {'events':>10}  {'total duration':>16}\n")
         for r in cats.iter_rows(named=True):
-            dur = _human_ns(r["total_dur_ns"]) if r["total_dur_ns"] is not None else ""
+            dur = fmt_ns(r["total_dur_ns"]) if r["total_dur_ns"] is not None else ""
             out.write(f"  {r['cat']:<{width}}  {r['ph'] or '-':<2}  {r['events']:>10,}  {dur:>16}\n")
         out.write("\n")
 

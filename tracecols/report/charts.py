@@ -54,14 +54,6 @@ def log_ticks(lo, hi):
     return [10.0 ** k for k in range(a, b + 1)]
 
 
-def time_unit(max_ns):
-    """(divisor, unit label) that makes max_ns readable."""
-    for div, unit in ((1e9, "s"), (1e6, "ms"), (1e3, "µs")):
-        if max_ns >= div:
-            return div, unit
-    return 1.0, "ns"
-
-
 def figure(cid, title, reading, svg, legend=None, note=None):
     leg = ""
     if legend:

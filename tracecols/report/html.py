@@ -7,7 +7,9 @@ from html import escape
 
 from ..version import __version__
 from . import charts
-from .charts import PALETTE, time_unit
+from .charts import PALETTE
+from .units import fmt_ns, time_unit
+from .units import fmt_pct as _pct
 
 TOP = 15            # rows of the top-N charts
 MAX_GAPS = 600      # idle gaps drawn (the largest)
@@ -71,17 +73,6 @@ try{tcCheck();}catch(e){tcErrors.push('check: '+e);document.getElementById('tc-c
 
 def _e(s):
     return escape("" if s is None else str(s), quote=True)
-
-
-def fmt_ns(v):
-    if v is None:
-        return "-"
-    div, unit = time_unit(abs(float(v)))
-    return f"{float(v) / div:,.3g} {unit}" if div > 1 else f"{float(v):,.0f} ns"
-
-
-def _pct(v):
-    return "-" if v is None else f"{v:.1f}%"
 
 
 def table(tid, header, rows, kinds):
