@@ -8,7 +8,7 @@ Two fresh subprocesses, one after the other (each reports its own peak RSS):
   decode the same loop over tracecols' own event decoder (shown, not in the RESULT)
   e2e    the streaming ingest of `tracecols ingest`/`analyze`: read → events.parquet (encoded
          on a second thread while parsing) → host tree → launch links → FX markers → every
-         sql/ view streamed to its own Parquet file (tracecols.streaming.ingest_to_dir)
+         sql/ view streamed to its own Parquet file (tracecols.pipeline.ingest_to_dir)
 Peak RSS is the process's own (ru_maxrss) plus the peak private memory of its part parsers,
 sampled (bench/memwatch.py: a forked parser shares its parent's pages, which its own RSS
 would count a second time); peaks that do not coincide are added all the same.
@@ -25,7 +25,7 @@ from tracecols import memory
 memory.for_this_process()  # as the tracecols command does, before polars and pyarrow load
 import pyarrow.parquet as pq
 from tracecols.store.parquet import read_manifest
-from tracecols.streaming import ingest_to_dir
+from tracecols.pipeline import ingest_to_dir
 p, out = sys.argv[1], sys.argv[2]
 stages = {}
 t0 = time.perf_counter()

@@ -27,8 +27,9 @@ _CODE = r"""
 import json, resource, sys, tempfile, time
 from tracecols import memory
 memory.for_this_process()
-from tracecols.streaming import ingest_to_dir
-from tracecols.trace import ingest, read_captures
+from tracecols.pipeline import ingest_to_dir
+from tracecols.pipeline import read_captures
+from tracecols.pipeline import read_tables as ingest
 replay, folder, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
 best = {}
 def keep(k, v):

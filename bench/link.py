@@ -13,9 +13,9 @@ from pathlib import Path
 import ijson
 
 from tracecols.model.et_link import link
+from tracecols.pipeline import read_tables as ingest
 from tracecols.read.execution_trace import read_execution_trace
 from tracecols.read.source import Source
-from tracecols.trace import ingest
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "traces" / "param/et_replay/tests/inputs"
 

@@ -42,7 +42,7 @@ import contextlib, io, json, resource, sys, time
 from tracecols import memory
 memory.for_this_process()  # as the tracecols command does, before polars and pyarrow load
 from tracecols.cli import main
-from tracecols.streaming import ingest_to_dir
+from tracecols.pipeline import ingest_to_dir
 paths, out, write = json.loads(sys.argv[1]), sys.argv[2], sys.argv[3] == "1"
 t = time.perf_counter()
 if len(paths) == 1:  # the command itself: ingest, the analyses, the summary it prints
@@ -60,7 +60,7 @@ _TRACECOLS_EVENTS = r"""
 import json, resource, sys, time
 from tracecols import memory
 memory.for_this_process()
-from tracecols.streaming import write_events
+from tracecols.pipeline import write_events
 paths, out = json.loads(sys.argv[1]), sys.argv[2]
 t = time.perf_counter()
 write_events(paths, f"{out}/events.parquet")

@@ -15,8 +15,8 @@ from reference import load, raw_bytes
 
 from tracecols.errors import NotATrace, Unsupported
 from tracecols.model.et_link import link
+from tracecols.pipeline import read_tables as ingest
 from tracecols.read.execution_trace import read_execution_trace
-from tracecols.trace import ingest
 
 pytestmark = pytest.mark.corpus
 

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tracecols.errors import TraceError
-from tracecols.trace import ingest
+from tracecols.pipeline import read_tables as ingest
 
 FAST = settings(max_examples=int(os.environ.get("TRACECOLS_FUZZ_EXAMPLES", "40")), deadline=None,
                 suppress_health_check=list(HealthCheck), database=None)

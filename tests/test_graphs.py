@@ -249,8 +249,7 @@ def test_capture_on_the_command_line(tmp_path):
 @pytest.mark.corpus
 def test_streaming_ingest_grafts_the_same(merged, tmp_path):
     """`analyze -o` (streaming, Parquet) and tc.open (in memory) give the same merged tables."""
-    from tracecols.streaming import ingest_to_dir
-    from tracecols.trace import read_captures
+    from tracecols.pipeline import ingest_to_dir, read_captures
     d, t = merged
     out = ingest_to_dir([d / CASES[d.name]], tmp_path / "out", views=["tracelens_ops_summary", "op_gpu_time"],
                         captures=read_captures(d / "capture_traces"))

@@ -74,7 +74,7 @@ def test_overlap_is_clipped_to_the_next_start_and_the_raw_value_kept(tmp_path):
 
 
 def test_the_streaming_ingest_clips_and_warns_the_same(tmp_path):
-    from tracecols.streaming import ingest_to_dir
+    from tracecols.pipeline import ingest_to_dir
     path = _trace(tmp_path)
     mem = tracecols.open(path)
     out = tracecols.open(ingest_to_dir([path], tmp_path / "out"))

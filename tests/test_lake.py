@@ -19,7 +19,7 @@ from tracecols.fleet.ingest import InlineExecutor, ingest_lake
 EXE = shutil.which("tracecols") or os.path.join(os.path.dirname(sys.executable), "tracecols")
 SYNTH = REPO.parent / "shared" / "tools" / "synth_trace.py"
 DLRM = CORPUS / "param/et_replay/tests/inputs/dlrm_kineto.tar.gz.extracted/dlrm_kineto"
-BASE = tuple(sorted(__import__("tracecols.trace", fromlist=["BASE_TABLES"]).BASE_TABLES))
+BASE = tuple(sorted(__import__("tracecols.model.base_tables", fromlist=["BASE_TABLES"]).BASE_TABLES))
 
 
 def synth_fleet(d, world, steps):

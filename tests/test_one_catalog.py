@@ -53,3 +53,24 @@ def test_analyze_a_lake_writes_every_public_view(tmp_path):
     assert written == set(lake.views)
     assert {"stragglers", "collective_skew", "rank_summary", "op_perf", "kernel_stats"} <= written
     assert not {w for w in written if w.startswith("_")}
+
+
+def test_open_streams_a_big_trace_and_cleans_up(monkeypatch):
+    """tracecols.open of a trace over IN_MEMORY_BYTES goes through the streaming ingest into a
+    temporary directory: the same rows, and the directory goes with the Trace."""
+    import gc
+    import os
+
+    import tracecols.pipeline as pipeline
+    want = tracecols.open(DATA_TRACE)
+    monkeypatch.setattr(pipeline, "IN_MEMORY_BYTES", 0)
+    t = tracecols.open(DATA_TRACE)
+    scratch = t._scratch.name
+    assert os.path.isdir(scratch)
+    for q in ("select * from kernels order by uid", "select * exclude (rank) from slices order by uid",
+              "select * from kernel_stats order by all"):
+        assert_frame_equal(t.sql(q), want.sql(q), check_exact=False, rel_tol=1e-12, abs_tol=1e-9), q
+    t.close()
+    del t
+    gc.collect()
+    assert not os.path.exists(scratch)

@@ -14,10 +14,10 @@ from conftest import CORPUS, DATA_TRACE
 from reference import short
 
 from tracecols.errors import Malformed
+from tracecols.pipeline import write_events
 from tracecols.read import split
 from tracecols.read.kineto import read_head
 from tracecols.read.source import Source
-from tracecols.streaming import write_events
 
 
 @pytest.fixture

@@ -1,8 +1,8 @@
 """The bounded-memory derive of the streaming ingest against the in-memory one.
 
-streaming.derive_from_file, on a trace of more than IN_MEMORY_EVENTS events, sorts the host
+pipeline.derive_from_file, on a trace of more than IN_MEMORY_EVENTS events, sorts the host
 events with DuckDB, builds the slices a part at a time (tree.slices_in_chunks) and reads the
-rest lazily from Parquet; trace.ingest builds everything from the whole events table (and
+rest lazily from Parquet; pipeline.read_tables builds everything from the whole events table (and
 test_tree checks that against a plain stack walk). Both must give the same tables, here with
 parts of a few rows so that every trace is cut in many places.
 """
@@ -14,7 +14,7 @@ import pytest
 from conftest import CORPUS, DATA_TRACE
 from corpus_files import kineto_files, rel
 
-import tracecols.streaming as streaming
+import tracecols.pipeline as pipeline
 from tracecols.model.derive import derived_tables, describe
 from tracecols.model.events import events_table
 from tracecols.model.tree import slices_in_chunks, slices_of_sorted
@@ -33,13 +33,13 @@ def _both(path, tmp_path, chunk_rows):
     assert whole.pop("events_grafted").num_rows == 0
     ev_path, sl_path = tmp_path / "events.parquet", tmp_path / "slices.parquet"
     pq.write_table(ev, ev_path)
-    real, limit = streaming.write_slices, streaming.IN_MEMORY_EVENTS
+    real, limit = pipeline.write_slices, pipeline.IN_MEMORY_EVENTS
     try:
-        streaming.write_slices = lambda e, o: real(e, o, chunk_rows=chunk_rows)
-        streaming.IN_MEMORY_EVENTS = 0  # the path of big traces, on these small ones
-        parts = streaming.derive_from_file(ev_path, [info], sl_path)
+        pipeline.write_slices = lambda e, o: real(e, o, chunk_rows=chunk_rows)
+        pipeline.IN_MEMORY_EVENTS = 0  # the path of big traces, on these small ones
+        parts = pipeline.derive_from_file(ev_path, [info], sl_path)
     finally:
-        streaming.write_slices, streaming.IN_MEMORY_EVENTS = real, limit
+        pipeline.write_slices, pipeline.IN_MEMORY_EVENTS = real, limit
     parts["slices"] = pq.read_table(sl_path)
     return whole, parts
 
@@ -122,8 +122,8 @@ def test_streamed_views_equal_the_in_memory_ones(path, tmp_path):
     # the streaming ingest writes the views two at a time, each on its own cursor, a view
     # starting once the views it reads are files; the in-memory trace computes them one by one
     import tracecols
-    from tracecols.trace import BASE_TABLES
-    out = streaming.ingest_to_dir([str(path)], tmp_path / "out")
+    from tracecols.model.base_tables import BASE_TABLES
+    out = pipeline.ingest_to_dir([str(path)], tmp_path / "out")
     mem = tracecols.open(str(path))
     names = json.loads((out / "_tracecols.json").read_text())["tables"]
     views = [n for n in names if n not in BASE_TABLES]

@@ -123,13 +123,12 @@ def _analyze_trace(args):
     """A trace file goes through the streaming ingest (memory bounded whatever its size):
     into -o with every analysis written, or into a temporary directory when there is none,
     where only the analyses the summary shows are written (in the same bounded memory)."""
-    from ..streaming import ingest_to_dir
-    from ..trace import read_captures
+    from ..pipeline import ingest, read_captures
     captures = read_captures(args.capture) if args.capture else ()
     with tempfile.TemporaryDirectory(prefix="tracecols-") as tmp:
         out = args.output or os.path.join(tmp, "out")
         t0 = time.perf_counter()
-        ingest_to_dir([args.source], out, views=True if args.output else SUMMARY_VIEWS, captures=captures)
+        ingest([args.source], out=out, views=True if args.output else SUMMARY_VIEWS, captures=captures)
         t = open_trace(out)
         _note_unknown_devices(t)
         if args.output:

@@ -12,8 +12,8 @@ from ..store import parquet
 def run_link(et_path, kineto_path):
     # imported here, so that other commands do not load the linker
     from ..model.et_link import link as link_tables
+    from ..pipeline import read_tables as ingest
     from ..read.execution_trace import read_execution_trace
-    from ..trace import ingest
     """Read both traces and link them: (et dict, linked nodes, et_kernels, summary)."""
     t0 = time.perf_counter()
     et = read_execution_trace(et_path)

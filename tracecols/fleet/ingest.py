@@ -62,7 +62,7 @@ def process_pool(jobs=None):
     cores = os.cpu_count() or 1
     jobs = jobs or cores
     ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload(["tracecols.fleet.work", "tracecols.trace"])
+    ctx.set_forkserver_preload(["tracecols.fleet.work", "tracecols.pipeline"])
     saved = {k: os.environ.get(k) for k in _THREAD_VARS}
     os.environ.update({k: str(max(1, cores // jobs)) for k in _THREAD_VARS})
     try:

@@ -35,7 +35,7 @@ def ingest_one(path, trace_id, root, keep_secrets=False, parts=1):
     while the trace is parsed, so memory does not grow with the trace. With `parts` > 1 a
     large uncompressed trace is parsed by that many processes (streaming.write_events).
     """
-    from ..streaming import derive_from_file, write_events  # the single-trace pipeline
+    from ..pipeline import derive_from_file, write_events  # the single-trace pipeline
 
     t0 = time.perf_counter()
     lfs = store.LakeFS(root)

@@ -1,7 +1,7 @@
 """Everything derived from one ingest's `events`: the host tree, the launch links, FX markers,
 and per trace its `traces` row (with the warnings of the checks) and its `devices`.
 
-Both ingest paths use this: the in-memory one (trace.ingest) with the whole events table,
+Both ingest paths use this: the in-memory one (pipeline.read_tables) with the whole events table,
 the streaming one with only TREE_COLUMNS read back from Parquet.
 """
 import polars as pl

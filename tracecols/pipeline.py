@@ -1,6 +1,14 @@
-"""Ingest traces straight into a Parquet directory, in memory that does not grow with the trace.
+"""The one ingest pipeline: trace files -> the base tables (and the sql/ views) of a store.
 
-The in-memory path (`trace.ingest`) holds the whole `events` table. Here the events go to
+`ingest(paths)` reads traces that fit in memory straight into Arrow tables (read_tables)
+and streams bigger ones into a (temporary) Parquet directory; `ingest(paths, out=DIR)`
+always streams into DIR. `tracecols.open`, `analyze`, the fleet workers and the benchmarks
+all come through here, and both ways build every derived table with the same
+model.derive.derived_tables.
+
+Streaming, into a Parquet directory in memory that does not grow with the trace:
+
+The in-memory path (`read_tables`) holds the whole `events` table. Here the events go to
 Parquet while the file is parsed (encoded on a second thread), and what comes after reads
 back only what it needs:
 
@@ -16,6 +24,7 @@ The directory is the one `Trace.save` writes (same tables, same columns) and app
 atomically. Between stages freed memory is handed back (memory.py); docs/performance.md
 has the measurements.
 """
+import json
 import os
 import shutil
 import tempfile
@@ -30,7 +39,7 @@ import pyarrow.parquet as pq
 from . import memory
 from .engine.connection import Engine
 from .engine.specs import device_specs_table
-from .errors import TraceError
+from .errors import Malformed, SourceIOError, TraceError
 from .model.base_tables import BASE_TABLES
 from .model.derive import TREE_COLUMNS, derived_tables, describe
 from .model.events import events_table
@@ -38,19 +47,126 @@ from .model.traces import detect_rank
 from .model.tree import build_slices
 from .read import split
 from .read.kineto import read_events, read_head, read_trace
-from .read.source import Source, hash_file
+from .read.source import Source, hash_file, is_url
 from .store import parquet
-from .trace import _Clock
 
 EVENTS_SCHEMA = events_table([], 0, None).schema
 DUCKDB_MEMORY = "640MB"  # views spill to disk beyond this rather than grow the process
+
+
+IN_MEMORY_BYTES = 256 << 20  # bigger traces (JSON bytes; a .gz counts 8x its size) are streamed
+
+
+def ingest(paths, out=None, keep_secrets=False, timings=None, views=False, captures=()):
+    """Read trace files into a store: ({table name: Arrow table or Parquet path}, inputs, scratch).
+
+    With `out`, or when the files are bigger than IN_MEMORY_BYTES, the traces are streamed
+    into a Parquet directory (`out`, else a temporary one that lives as long as `scratch`,
+    a tempfile.TemporaryDirectory), with the views named by `views` (ingest_to_dir); else
+    they are read into memory. `captures`: capture.Capture objects for the graph replays."""
+    if out is None and _fits_in_memory(paths):
+        tables, inputs = read_tables(paths, timings, keep_secrets, captures)
+        return tables, inputs, None
+    scratch = None
+    if out is None:
+        scratch = tempfile.TemporaryDirectory(prefix="tracecols-")
+        out = Path(scratch.name) / "out"
+    ingest_to_dir(paths, out, keep_secrets, timings, views, captures)
+    return parquet.table_files(out), parquet.read_manifest(out)["inputs"], scratch
+
+
+def _fits_in_memory(paths):
+    total = 0
+    for p in paths:
+        if is_url(p) or not os.path.exists(str(p)):  # a URL is read as it comes; a missing file fails there
+            continue
+        src = Source(p)
+        total += (src.size or 0) * (8 if src.gzip else 1)
+    return total <= IN_MEMORY_BYTES
+
+
+def read_tables(paths, timings=None, keep_secrets=False, captures=()):
+    """Read trace files into the base tables in memory: {name: Arrow table}, plus the input
+    descriptions (what `ingest` does for traces that fit; the linker and the capture merge
+    want Arrow tables whatever the size).
+
+    Secret-looking metadata values are redacted (see model/secrets.py) unless `keep_secrets`.
+    `captures`: capture.Capture objects the graph replays are matched to (read_captures).
+
+    `timings`, when a dict, receives the seconds spent per stage (read, tree, links, …).
+    """
+    parts = {name: [] for name in BASE_TABLES}
+    inputs = []
+    clock = _Clock(timings)
+    for trace_id, path in enumerate(paths):
+        batches = []
+        info = describe(read_trace(path, batches.append), trace_id, path, keep_secrets)
+        events = events_table(batches, trace_id, info["rank"])
+        del batches
+        derived = derived_tables(events, [info], clock, captures=captures, events_schema=events.schema)
+        grafted = derived.pop("events_grafted")
+        parts["events"].append(pa.concat_tables([events, grafted]) if grafted.num_rows else events)
+        for name, table in derived.items():
+            parts[name].append(table)
+        inputs.append({"path": info["path"], "size": info["size"], "sha256": info["sha256"]})
+    tables = {name: pa.concat_tables(ts) if len(ts) > 1 else ts[0] for name, ts in parts.items()}
+    return tables, inputs
+
+
+CAPTURE_DETAILS = "execution_details.json"
+
+
+def read_captures(directory):
+    """The capture traces of a directory as capture.Capture objects, in the order matching
+    tries them: those listed in its execution_details.json (file, batch_size, mode), else
+    every trace file in it by name. A single trace file is taken as the one capture trace."""
+    from .model.capture import Capture
+    d = Path(str(directory))
+    if d.is_file():
+        tables, _ = read_tables([str(d)])
+        return [Capture(0, str(d), tables)]
+    if not d.is_dir():
+        raise SourceIOError(d, "does not exist (--capture wants the folder of graph capture traces, or one of them)")
+    listed = d / CAPTURE_DETAILS
+    if listed.exists():
+        try:
+            entries = json.loads(listed.read_text())
+            items = [(d / e["file"], e.get("batch_size"), e.get("mode")) for e in entries]
+        except (ValueError, TypeError, KeyError) as e:
+            raise Malformed(listed, f"expected a JSON list of {{file, batch_size, mode}} objects ({e})") from None
+    else:
+        items = [(p, None, None) for p in sorted(d.iterdir())
+                 if p.is_file() and (p.name.endswith(".json") or p.name.endswith(".json.gz"))]
+    if not items:
+        raise SourceIOError(d, "holds no capture traces (*.json, *.json.gz)")
+    out = []
+    for i, (path, batch, mode) in enumerate(items):
+        if not path.exists():
+            raise SourceIOError(path, f"is listed in {CAPTURE_DETAILS} but does not exist")
+        tables, _ = read_tables([str(path)])
+        out.append(Capture(i, str(path), tables, batch if type(batch) is int else None,
+                           mode if isinstance(mode, str) else None))
+    return out
+
+
+class _Clock:
+    def __init__(self, into):
+        self.into = into
+        self.t = time.perf_counter()
+
+    def lap(self, stage):
+        now = time.perf_counter()
+        if self.into is not None:
+            self.into[stage] = self.into.get(stage, 0.0) + now - self.t
+        self.t = now
+
 
 
 def ingest_to_dir(paths, out_dir, keep_secrets=False, timings=None, views=True, captures=()):
     """Read trace files into `out_dir`: every base table and the sql/ views as Parquet, plus
     _tracecols.json. `views`: True for every view, False for none, or the names of those to
     write (with the views they read). `captures`: capture.Capture objects for the graph
-    replays (trace.read_captures). Returns the output path."""
+    replays (read_captures). Returns the output path."""
     clock = _Clock(timings)
     with parquet.staged_dir(out_dir) as tmp:
         infos = write_events(paths, tmp / "events.parquet", keep_secrets, clock)
