@@ -7,18 +7,22 @@ from polars.testing import assert_frame_equal
 import tracecols
 from tracecols.fleet.ingest import ingest_lake
 
-CASES = [DATA_TRACE,  # eager training step, H100
-         CORPUS / "TraceLens/tests/traces/inference/vllm_decode_full/graph_execution.json.gz",  # graph replay
-         CORPUS / "HolisticTraceAnalysis/tests/data/cpu_only/rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz"]
+_DLRM = CORPUS / "param/et_replay/tests/inputs/dlrm_kineto.tar.gz.extracted/dlrm_kineto"
+CASES = {"eager": [DATA_TRACE],  # training step, H100
+         "inference": [CORPUS / "TraceLens/tests/traces/inference/vllm_decode_full/graph_execution.json.gz"],
+         "multi-rank": sorted(_DLRM.glob("worker[01]_*.json")),  # two ranks of one NCCL job
+         "cpu-only": [CORPUS / "HolisticTraceAnalysis/tests/data/cpu_only/rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz"]}
 
 
 @pytest.mark.corpus
-@pytest.mark.parametrize("path", CASES, ids=lambda p: p.name)
-def test_memory_saved_and_lake_agree(path, tmp_path):
-    t = tracecols.open(path)
+@pytest.mark.parametrize("kind", sorted(CASES))
+def test_memory_saved_and_lake_agree(kind, tmp_path):
+    paths = CASES[kind]
+    assert paths
+    t = tracecols.open(*paths)
     t.save(tmp_path / "saved")
     saved = tracecols.open(tmp_path / "saved")
-    assert ingest_lake([str(path)], str(tmp_path / "lake"), jobs=1).ok
+    assert ingest_lake([str(p) for p in paths], str(tmp_path / "lake"), jobs=1).ok
     lake = tracecols.Lake(tmp_path / "lake")
     public = [n for n in t.tables if not n.startswith("_")]
     assert "op_perf" in public and "device_specs" in public

@@ -82,6 +82,11 @@ class Face:
             ORDER BY 1""")
         return df["name"].to_list()
 
+    def report(self, out_path: str, title: str | None = None) -> str:
+        """Write the self-contained HTML report (docs/report.md) to `out_path`; returns its path."""
+        from ..report.html import save  # the report is drawn from this face's tables and views
+        return save(self, out_path, title)
+
     def close(self) -> None:
         """Release the DuckDB connection (and the files it holds open)."""
         self._engine.con.close()

@@ -399,10 +399,13 @@ def write(source, out_path, title=None, capture=None):
     """Open SOURCE (trace file or lake directory; `capture`: its graph capture traces),
     render the report and write it; returns the path."""
     from ..trace import open as open_trace
-    src = open_trace(source, capture=capture)
-    html = render(src, title=title)
+    return open_trace(source, capture=capture).report(out_path, title)
+
+
+def save(src, out_path, title=None):
+    """Render the report of an open Trace or Lake and write it atomically; returns the path."""
     from ..store.atomic import atomic_output
     out_path = os.path.abspath(str(out_path))
     with atomic_output(out_path) as f:
-        f.write(html.encode("utf-8"))
+        f.write(render(src, title=title).encode("utf-8"))
     return out_path
