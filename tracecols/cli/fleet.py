@@ -8,10 +8,6 @@ from ..fleet.ingest import Reporter, ingest_lake
 from ..fleet.lake import Lake
 
 
-def _mb(n):
-    return f"{n / 1e6:,.1f} MB"
-
-
 class ProgressReporter(Reporter):
     """A rich progress bar on stderr: files, MB, events/s, ETA. Silent (but for notes and errors)
     when stderr is not a terminal."""

@@ -12,12 +12,10 @@ from contextlib import contextmanager
 from decimal import Decimal
 
 import ijson
-import pyarrow as pa
 
 from ..errors import Malformed, NotATrace
 from .batch import build_batches
 from .chunked import Items
-from .schema import RAW_SCHEMA
 from .source import GZIP_ERRORS, Source
 from .toplevel import first_byte, keys_before
 from .toplevel import one_line as _one_line
@@ -227,7 +225,3 @@ def read_trace(path, on_batch, batch_size=BATCH, on_head=None):
     return {"path": src.path, "form": form, "metadata": meta, "n_events": n,
             "sha256": src.sha256, "size": src._hasher.nbytes if src._hasher else src.size,
             "gzip": src.gzip}
-
-
-def empty_batch():
-    return pa.RecordBatch.from_arrays([pa.array([], f.type) for f in RAW_SCHEMA], schema=RAW_SCHEMA)
