@@ -87,17 +87,17 @@ class Capture:
                          pl.col("args").str.json_path_match("$.kernel").alias("kname")))
         self.calls = calls
         # what every template reads, worked out once per capture file
-        self.par = parent_index(sl)
+        par = parent_index(sl)
         cat = sl["cat"].fill_null("")
         self.is_op = (cat == "cpu_op").to_numpy()
         self.is_py = (cat == "python_function").to_numpy()
         self.is_mod = self.is_py & sl["name"].fill_null("").str.starts_with(_MODULE).to_numpy()
-        py_of_op = nearest(self.par, self.is_py, include_self=False)[self.is_op]
+        py_of_op = nearest(par, self.is_py, include_self=False)[self.is_op]
         keep = self.is_op | (cat == "user_annotation").to_numpy() | self.is_mod
         keep[py_of_op[py_of_op >= 0]] = True
         keep[calls["row"].to_numpy()] = True
         # each slice's nearest kept ancestor: a template climbs these, not the whole tree
-        self.kpar = nearest(self.par, keep, include_self=False)
+        self.kpar = nearest(par, keep, include_self=False)
         self.execute = (sl["name"] == "execute").fill_null(False).to_numpy()
         self._templates = {}
 
@@ -192,12 +192,11 @@ def match(gk, captures, sizes=None):
             .with_row_index("seq").select(["seq", "sig", "n", "target", "trace_id", "launch_uid"]))
     seq = seq.join(reps.select(["sig", "n", "target", "seq"]), on=["sig", "n", "target"], how="left",
                    nulls_equal=True)
-    empty = seq.select(["trace_id", "launch_uid", "n"]).with_columns(
-        pl.lit(None, pl.Int32).alias("file"), pl.lit(None, pl.Int64).alias("offset"),
-        pl.lit(0, pl.Int64).alias("candidates"), pl.lit(0, pl.Int64).alias("mismatch_at"),
-        pl.lit(None, pl.String).alias("mismatch_kernel"), pl.lit(None, pl.String).alias("mismatch_captured"))
     if not captures or seq.height == 0:
-        return empty.with_columns(pl.lit(None, pl.Int64).alias("mismatch_at"))
+        return seq.select(["trace_id", "launch_uid", "n"]).with_columns(
+            pl.lit(None, pl.Int32).alias("file"), pl.lit(None, pl.Int64).alias("offset"),
+            pl.lit(0, pl.Int64).alias("candidates"), pl.lit(None, pl.Int64).alias("mismatch_at"),
+            pl.lit(None, pl.String).alias("mismatch_kernel"), pl.lit(None, pl.String).alias("mismatch_captured"))
     rk = (gk.join(reps.select(["trace_id", "launch_uid", "seq"]), on=["trace_id", "launch_uid"])
           .sort(["seq", "i"]).select(["seq", "kind", "name"]))
     per_seq = _windows(rk, reps, captures)
@@ -215,23 +214,26 @@ def _windows(rk, reps, captures):
     window among those whose first pair agrees (most agreeing pairs, then the first) and its
     first disagreement. All windows of a file are compared at once (a 2-D gather), so the only
     Python loops are over distinct sequences and capture files."""
-    names = pl.concat([rk["name"], *[c.calls["kname"] for c in captures]]).drop_nulls().unique()
-    code = dict(zip(names.to_list(), range(len(names))))
+    names = (pl.concat([rk["name"], *[c.calls["kname"] for c in captures]]).drop_nulls().unique()
+             .to_frame("name").with_row_index("code"))
 
-    def codes(col):
-        return np.array([code.get(x, -1) if x is not None else -1 for x in col.to_list()], np.int64)
+    def codes(col):  # a name's code, -1 for none: a join, not a Python loop over the kernels
+        return (col.to_frame("name").join(names, on="name", how="left", maintain_order="left")["code"]
+                .cast(pl.Int64).fill_null(-1).to_numpy())
 
-    rkind = rk["kind"].replace_strict(_KINDS, return_dtype=pl.Int64).to_numpy()
-    rname, rnames = codes(rk["name"]), rk["name"].to_list()
+    def kinds(col):
+        return col.replace_strict(_KINDS, return_dtype=pl.Int64).to_numpy()
+
+    rkind, rname = kinds(rk["kind"]), codes(rk["name"])
     starts = np.searchsorted(rk["seq"].to_numpy(), np.arange(reps.height + 1))
-    files = [(c.index, c.batch_size, c.calls["kind"].replace_strict(_KINDS, return_dtype=pl.Int64).to_numpy(),
-              codes(c.calls["kname"]), c.calls["kname"].to_list(), c.calls["kind"].to_list()) for c in captures]
+    files = [(c.index, c.batch_size, kinds(c.calls["kind"]), codes(c.calls["kname"])) for c in captures]
+    by_index = {c.index: c for c in captures}
     rows = []
     for sq, target in enumerate(reps["target"].to_list()):
         a, b = starts[sq], starts[sq + 1]
         kind, name, n = rkind[a:b], rname[a:b], b - a
         full, close = [], None  # full: (other size, file, offset); close: (-good, file, offset, bad)
-        for f, fsize, ck, cn, _, _ in files:
+        for f, fsize, ck, cn in files:
             if len(ck) < n:
                 continue
             first = np.flatnonzero((ck[:len(ck) - n + 1] == kind[0]) & ((cn[:len(ck) - n + 1] < 0)
@@ -253,12 +255,11 @@ def _windows(rk, reps, captures):
             _, f, o = min(full)
             rows.append((sq, f, o, len(full), None, None, None))
         elif close is None:
-            rows.append((sq, None, None, 0, 0, rnames[a], None))
+            rows.append((sq, None, None, 0, 0, rk["name"][int(a)], None))
         else:
             _, f, o, bad = close
-            fi = next(x for x in files if x[0] == f)
-            captured = fi[4][o + bad] if fi[4][o + bad] is not None else fi[5][o + bad]
-            rows.append((sq, None, None, 0, bad, rnames[a + bad], captured))
+            call = by_index[f].calls.row(o + bad, named=True)
+            rows.append((sq, None, None, 0, bad, rk["name"][int(a + bad)], call["kname"] or call["kind"]))
     return pl.DataFrame(rows, orient="row", schema={
         "seq": pl.UInt32, "file": pl.Int32, "offset": pl.Int64, "candidates": pl.Int64, "mismatch_at": pl.Int64,
         "mismatch_kernel": pl.String, "mismatch_captured": pl.String})
@@ -326,20 +327,19 @@ def merge(slices, kernels, events_schema=None, captures=()):
                 "graph_nodes": GRAPH_NODES_SCHEMA.empty_table(), "events": events_schema.empty_table()}
     sl = (slices.collect() if isinstance(slices, pl.LazyFrame) else pl.from_arrow(slices)).sort(["trace_id", "pre"])
     par = parent_index(sl)
+    # the graph launches' rows in slices
+    lrows = (sl.with_row_index("row").join(gk.select(["trace_id", pl.col("launch_uid").alias("uid")]).unique(),
+                                           on=["trace_id", "uid"], how="semi"))
     sizes = None
     if captures:
-        lrows = (sl.with_row_index("row").join(gk.select(["trace_id", pl.col("launch_uid").alias("uid")]).unique(),
-                                               on=["trace_id", "uid"], how="semi"))
         sizes = _launch_sizes(sl, lrows["row"].cast(pl.Int64).to_numpy(), par,
                               lrows.select("trace_id", pl.col("uid").alias("launch_uid")))
     m = match(gk, list(captures), sizes)
     by_file = {c.index: c for c in captures}
-    rows = (sl.with_row_index("row").join(m.select(["trace_id", pl.col("launch_uid").alias("uid")]),
-                                          on=["trace_id", "uid"], how="semi"))
-    launch = rows.select(["trace_id", "rank", pl.col("uid").alias("launch_uid"), pl.col("name").alias("launch_name"),
+    launch = lrows.select(["trace_id", "rank", pl.col("uid").alias("launch_uid"), pl.col("name").alias("launch_name"),
                           "pid", "tid", "pid_str", "tid_str", "ts_ns", "depth", "root_uid", "op_uid", "top_op_uid",
                           "py_uid", "module_uid", "pre"]).with_columns(
-        _site(sl, rows["row"].cast(pl.Int64).to_numpy(), par))
+        _site(sl, lrows["row"].cast(pl.Int64).to_numpy(), par))
     inst = (m.join(launch, on=["trace_id", "launch_uid"], how="left")
             .with_columns(pl.col("file").is_not_null().alias("matched")))
     # one template per matched window; one node per unmatched launch
