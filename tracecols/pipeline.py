@@ -75,6 +75,11 @@ def ingest(paths, out=None, keep_secrets=False, timings=None, views=False, captu
     return parquet.table_files(out), parquet.read_manifest(out)["inputs"], scratch
 
 
+def _input(info):
+    """What a manifest records of one input file."""
+    return {"path": info["path"], "size": info["size"], "sha256": info["sha256"]}
+
+
 def _fits_in_memory(paths):
     total = 0
     for p in paths:
@@ -108,7 +113,7 @@ def read_tables(paths, timings=None, keep_secrets=False, captures=()):
         parts["events"].append(pa.concat_tables([events, grafted]) if grafted.num_rows else events)
         for name, table in derived.items():
             parts[name].append(table)
-        inputs.append({"path": info["path"], "size": info["size"], "sha256": info["sha256"]})
+        inputs.append(_input(info))
     tables = {name: pa.concat_tables(ts) if len(ts) > 1 else ts[0] for name, ts in parts.items()}
     return tables, inputs
 
@@ -177,7 +182,7 @@ def ingest_to_dir(paths, out_dir, keep_secrets=False, timings=None, views=True, 
         memory.release()
         names = _write_views(tmp, clock, None if timings is None else timings.setdefault("view_seconds", {}),
                              None if views is True else views) if views else []
-        inputs = [{"path": i["path"], "size": i["size"], "sha256": i["sha256"]} for i in infos]
+        inputs = [_input(i) for i in infos]
         parquet.write_manifest(tmp, parquet.manifest(list(BASE_TABLES) + names, inputs))
         clock.lap("parquet")
     return Path(out_dir)

@@ -78,8 +78,7 @@ class Engine:
         if isinstance(t, pa.Table):
             return t
         src = t if isinstance(t, Scan) else f"read_parquet({_sql_str(t)})"
-        out = self.con.sql(f"SELECT * FROM {src}").arrow()
-        return out.read_all() if hasattr(out, "read_all") else out
+        return self.arrow(f"SELECT * FROM {src}")
 
     @property
     def names(self):
