@@ -10,7 +10,7 @@ from conftest import CORPUS, DATA_TRACE
 from reference import load, raw_bytes
 
 import tracecols
-from tracecols.errors import Malformed, NotATrace, TraceError
+from tracecols.errors import Empty, Malformed, NotATrace, TraceError
 from tracecols.read.kineto import parse_tail, read_trace
 from tracecols.read.restore import restore_event
 
@@ -173,10 +173,11 @@ def test_bad_input_is_one_clear_error(tmp_path, content, expect):
     assert "\n" not in e.value.line()
 
 
-def test_empty_event_array_is_an_empty_trace(tmp_path):
+def test_a_trace_without_events_is_one_clear_error(tmp_path):
     for doc in (b"[]", b'{"traceEvents": [], "schemaVersion": 1}'):
-        t = tracecols.open(str(_write(tmp_path, "e.json", doc)))
-        assert t.table("events").num_rows == 0
+        with pytest.raises(Empty) as e:
+            tracecols.open(str(_write(tmp_path, "e.json", doc)))
+        assert e.value.line().endswith("empty trace: no events: its event array is empty")
 
 
 def test_truncated_trace_fails_at_every_cut(tmp_path):

@@ -23,6 +23,12 @@ class NotATrace(TraceError):
     kind = "not a PyTorch profiler trace"
 
 
+class Empty(TraceError):
+    """A well-formed trace with no events in it: nothing to analyse."""
+
+    kind = "empty trace"
+
+
 class Malformed(TraceError):
     """The file looked like a trace but its bytes are not valid JSON / gzip."""
 
@@ -39,6 +45,13 @@ class SourceIOError(TraceError):
     """The input could not be opened or read."""
 
     kind = "cannot read"
+
+
+class OutputError(TraceError):
+    """An output cannot be written where it was asked for (a file where a directory is
+    wanted, no permission, one of the command's own inputs)."""
+
+    kind = "cannot write"
 
 
 class QueryError(TraceError):

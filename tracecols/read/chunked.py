@@ -20,6 +20,8 @@ from decimal import Decimal
 
 import msgspec
 
+from .nesting import Nesting, check
+
 READ = 1 << 16    # one read of the underlying stream (error offsets are this precise)
 BLOCK = 1 << 22   # bytes decoded per part, about 15k events
 HEAD_MAX = 1 << 26  # a head longer than this (before the array) is left to ijson
@@ -29,16 +31,19 @@ _DECODE = msgspec.json.Decoder(float_hook=Decimal)
 
 class _Counted:
     """The stream as ijson sees it after a handover: `opening` + `pending` + the rest of `f`,
-    with `offset` the position in the real stream (negative inside the made-up opening)."""
+    with `offset` the position in the real stream (negative inside the made-up opening).
+    Its nesting is bounded (nesting.py): ijson's memory grows with the square of the depth."""
 
-    def __init__(self, f, opening, pending, offset):
+    def __init__(self, f, opening, pending, offset, path):
         self.f, self.head, self.offset = f, opening + pending, offset - len(opening)
+        self.path, self.nesting = path, Nesting()
 
     def read(self, n=-1):
         if self.head:
             out, self.head = self.head[:n], self.head[n:]
         else:
             out = self.f.read(n)
+        check(self.nesting, out, self.path, self.offset)
         self.offset += len(out)
         return out
 
@@ -52,8 +57,8 @@ class Items:
     (kineto._Tap); once the array has been read, `tap` is that wrapper.
     """
 
-    def __init__(self, f, prefix, ijson_items, tap):
-        self.f, self.prefix = f, prefix
+    def __init__(self, f, prefix, ijson_items, tap, path="<stream>"):
+        self.f, self.prefix, self.path = f, prefix, path
         key = prefix[: -len(".item")] if prefix != "item" else None
         self.key = key
         self._opening = b"[" if key is None else b'{"' + key.encode() + b'": ['
@@ -103,7 +108,7 @@ class Items:
                 end, nxt = cut
                 try:
                     elements = _DECODE.decode(b"[" + buf[pos:end] + b"]")
-                except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError):
+                except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError, RecursionError):
                     break
                 yield elements
                 pos = nxt
@@ -117,7 +122,7 @@ class Items:
 
     def _hand_over(self, opening, pending, offset):
         """ijson from `pending` on (see _Counted), as runs of one element."""
-        self._counted = _Counted(self.f, opening, pending, offset)
+        self._counted = _Counted(self.f, opening, pending, offset, self.path)
         self.tap = self._tap_of(self._counted)
         for item in self._ijson(self.tap, self.prefix):
             yield (item,)
@@ -132,7 +137,7 @@ class Items:
         for m, _ in zip(pattern.finditer(buf), range(8)):  # the first few: a key may hide in a string
             try:  # the match is the key itself only if all before it is the head of the object
                 head = _DECODE.decode(buf[: m.end()] + b"]}")
-            except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError):
+            except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError, RecursionError):
                 continue
             if type(head) is dict and next(reversed(head)) == self.key and head[self.key] == []:
                 return m.end()

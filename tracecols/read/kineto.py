@@ -13,7 +13,7 @@ from decimal import Decimal
 
 import ijson
 
-from ..errors import Malformed, NotATrace
+from ..errors import Empty, Malformed, NotATrace
 from .batch import build_batches
 from .chunked import Items
 from .source import GZIP_ERRORS, Source
@@ -93,7 +93,7 @@ def find_tail(region):
         body = b"{" + (rest[1:] if rest[:1] == b"," else rest)
         try:
             obj = json.loads(body, parse_float=Decimal)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         if isinstance(obj, dict) and "traceEvents" not in obj:
             return m.start(), obj
@@ -165,7 +165,7 @@ def item_stream(src, prefix, what):
     try:
         with src.stream(hashed=True) as f:
             backend = _ijson()
-            items = Items(f, prefix, lambda r, p: backend.items(r, p, buf_size=CHUNK), _Tap)
+            items = Items(f, prefix, lambda r, p: backend.items(r, p, buf_size=CHUNK), _Tap, src.path)
             try:
                 yield items
             except ijson.JSONError as e:
@@ -186,8 +186,19 @@ def read_events(src, form, on_batch, batch_size=BATCH):
     """Stream the events of `src` (a Source) to `on_batch(RecordBatch)`; returns (n_events, tail_meta)."""
     prefix = "item" if form == "array" else "traceEvents.item"
     held, uid = [], 0
+    with_ph = 0
+    sink = on_batch
+
+    def on_batch(b):
+        nonlocal with_ph
+        with_ph += len(b) - b.column("ph").null_count
+        sink(b)
+
     with item_stream(src, prefix, "trace") as items:
+        first = None
         for run in items.runs():
+            if first is None and run:
+                first = run[0]
             held.extend(run)
             while len(held) >= batch_size:  # batches of exactly batch_size, whatever the runs
                 batch, held = held[:batch_size], held[batch_size:]
@@ -204,9 +215,30 @@ def read_events(src, form, on_batch, batch_size=BATCH):
             with src.stream() as f:
                 doc = json.loads(f.read(), parse_float=Decimal)
             tail = {k: v for k, v in doc.items() if k != "traceEvents"}
+            _no_events(src, doc.get("traceEvents"))
         else:
             tail = parse_tail(items.tap.tail_bytes()) or {}
+    elif uid == 0:
+        _no_events(src, [])
+    if uid and not with_ph:
+        raise NotATrace(src.path, _without_ph(first, uid))
     return uid, tail
+
+
+def _no_events(src, events):
+    """Raise for a trace with no events: why there are none."""
+    if type(events) is not list:
+        raise Malformed(src.path, f"'traceEvents' is a JSON {_JSON_TYPE.get(type(events), 'object')}, "
+                                  "expected an array of events")
+    raise Empty(src.path, "no events: its event array is empty")
+
+
+def _without_ph(first, n):
+    """Why a JSON array of objects none of which has a 'ph' key is no trace."""
+    if type(first) is dict and {"file", "batch_size"} <= first.keys():
+        return ("it is a list of graph capture files (execution_details.json), not a trace; "
+                "pass its folder to --capture")
+    return f"none of its {n:,} events has a 'ph' key (every Chrome-trace event has one)"
 
 
 def read_trace(path, on_batch, batch_size=BATCH, on_head=None):

@@ -6,6 +6,7 @@ array is read here by a short token walk (the big array itself is streamed elsew
 import ijson
 
 from ..errors import Malformed, NotATrace
+from .nesting import Bounded
 from .source import GZIP_ERRORS
 
 CHUNK = 1 << 16
@@ -31,7 +32,7 @@ def keys_before(src, stop, backend, on_key=None):
     builder, key, depth = None, None, 0
     with src.stream() as f:
         try:
-            for prefix, event, value in backend.parse(f, buf_size=CHUNK):
+            for prefix, event, value in backend.parse(Bounded(f, src.path), buf_size=CHUNK):
                 if builder is not None:
                     builder.event(event, value)
                     if event in ("start_map", "start_array"):
