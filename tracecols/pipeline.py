@@ -49,6 +49,7 @@ from .read import split
 from .read.kineto import read_events, read_head, read_trace
 from .read.source import Source, hash_file, is_url
 from .store import parquet
+from .store.atomic import scratch_dir
 
 EVENTS_SCHEMA = events_table([], 0, None).schema
 DUCKDB_MEMORY = "640MB"  # views spill to disk beyond this rather than grow the process
@@ -69,7 +70,7 @@ def ingest(paths, out=None, keep_secrets=False, timings=None, views=False, captu
         return tables, inputs, None
     scratch = None
     if out is None:
-        scratch = tempfile.TemporaryDirectory(prefix="tracecols-")
+        scratch = scratch_dir()
         out = Path(scratch.name) / "out"
     ingest_to_dir(paths, out, keep_secrets, timings, views, captures)
     return parquet.table_files(out), parquet.read_manifest(out)["inputs"], scratch
@@ -223,7 +224,7 @@ def _write_events(paths, path, keep_secrets, first_trace_id, parts):
 
     writer = parquet.BackgroundWriter(path, EVENTS_SCHEMA, transform)
     try:
-        with tempfile.TemporaryDirectory(prefix="tracecols-parts-") as scratch:
+        with scratch_dir("tracecols-parts-") as scratch:
             for trace_id, p in enumerate(paths, start=first_trace_id):
                 info = (parts > 1 and _read_parts(p, trace_id, writer, scratch, parts)) \
                     or _read_whole(p, trace_id, writer)

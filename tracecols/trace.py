@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from .engine.connection import Engine
 from .engine.face import Face
 from .errors import SourceIOError
+from .read.source import note_input
 from .store import parquet
 
 if TYPE_CHECKING:
@@ -54,6 +55,8 @@ def open(*paths: str | os.PathLike, keep_secrets: bool = False,
         raise TypeError("tracecols.open() needs at least one path")
     if len(paths) == 1 and os.path.isdir(str(paths[0])):
         d = Path(paths[0])
+        for f in [d, *d.iterdir()]:
+            note_input(f)
         if capture is not None:
             raise SourceIOError(d, "is an ingested directory; pass capture= when opening the trace file itself")
         manifest = parquet.read_manifest(d)

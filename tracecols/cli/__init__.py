@@ -5,6 +5,7 @@ import sys
 
 from .. import memory
 from ..errors import TraceError
+from ..read.source import inputs_noted
 
 memory.for_this_process()  # before anything loads polars or pyarrow
 from . import commands, fleet  # noqa: E402
@@ -84,7 +85,8 @@ def _parser():
 def main(argv=None):
     args = _parser().parse_args(argv)
     try:
-        return args.func(args) or 0
+        with inputs_noted():
+            return args.func(args) or 0
     except TraceError as e:
         print(f"tracecols: {e.line()}", file=sys.stderr)
         return 2

@@ -5,7 +5,6 @@ a local process pool, a Dask distributed cluster, or the calling thread.
 """
 import os
 import shutil
-import tempfile
 import time
 import uuid
 
@@ -13,6 +12,7 @@ from .. import memory
 from ..read.source import file_size
 from ..read.source import hash_file as source_hash
 from ..store import lake as store
+from ..store.atomic import scratch_dir
 
 
 def hash_file(path):
@@ -39,7 +39,7 @@ def ingest_one(path, trace_id, root, keep_secrets=False, parts=1):
 
     t0 = time.perf_counter()
     lfs = store.LakeFS(root)
-    with tempfile.TemporaryDirectory(prefix="tracecols-") as scratch:
+    with scratch_dir() as scratch:
         ev_tmp, sl_tmp = os.path.join(scratch, "events.parquet"), os.path.join(scratch, "slices.parquet")
         info = write_events([path], ev_tmp, keep_secrets, first_trace_id=trace_id, parts=parts)[0]
         tables = derive_from_file(ev_tmp, [info], sl_tmp)

@@ -8,6 +8,7 @@ import hashlib
 import os
 import sys
 import zlib
+from contextlib import contextmanager
 
 from ..errors import Malformed, SourceIOError
 
@@ -99,11 +100,36 @@ class _HashingReader(Reader):
         return b
 
 
+_noted: set[str] | None = None
+
+
+@contextmanager
+def inputs_noted():
+    """Within the block, every input opened is noted (opened_inputs): the output writers
+    (store/atomic.py) refuse to write over one."""
+    global _noted
+    outer, _noted = _noted, set()
+    try:
+        yield
+    finally:
+        _noted = outer
+
+
+def note_input(path):
+    if _noted is not None and not is_url(str(path)):
+        _noted.add(os.path.realpath(path))
+
+
+def opened_inputs():
+    return frozenset(_noted or ())
+
+
 class Source:
     """One input file: `stream()` gives decompressed bytes; raw size and sha256 are known after a full read."""
 
     def __init__(self, path):
         self.path = str(path)
+        note_input(self.path)
         self.size = file_size(self.path) if is_url(self.path) or os.path.exists(self.path) else None
         with _open_raw(self.path) as f:
             head = f.read(4)

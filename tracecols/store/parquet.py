@@ -4,14 +4,14 @@ import os
 import queue
 import shutil
 import threading
-import uuid
 from contextlib import contextmanager
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..errors import SourceIOError
+from ..errors import OutputError
+from .atomic import atomic_output, check_not_input, old_sibling, prepare_parent, temp_sibling
 
 MANIFEST = "_tracecols.json"
 COMPRESSION = "zstd"
@@ -24,15 +24,19 @@ def staged_dir(out_dir):
     half-written output. An existing output is replaced only if it is a tracecols
     directory (has the manifest)."""
     out = Path(out_dir)
+    prepare_parent(out, want_dir=True)
     if out.exists() and not (out / MANIFEST).exists() and any(out.iterdir()):
-        raise SourceIOError(out, "exists and is not a tracecols output directory; refusing to overwrite it")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.parent / f".{out.name}.tmp-{uuid.uuid4().hex[:8]}"
-    tmp.mkdir()
+        raise OutputError(out, "exists and is not a tracecols output directory; refusing to overwrite it")
+    tmp = temp_sibling(out)
+    try:
+        tmp.mkdir()
+    except OSError as e:
+        raise OutputError(out, e.strerror) from None
     try:
         yield tmp
+        check_not_input(out, holds=True)  # inputs opened meanwhile count too
         if out.exists():
-            old = out.parent / f".{out.name}.old-{uuid.uuid4().hex[:8]}"
+            old = old_sibling(out)
             os.rename(out, old)
             os.rename(tmp, out)
             shutil.rmtree(old, ignore_errors=True)
@@ -65,7 +69,6 @@ def write_table(path, table):
 def append_rows(path, table):
     """Rewrite the Parquet file at `path` with `table`'s rows after its own, then rename it
     into place (Parquet files cannot grow in place)."""
-    from .atomic import atomic_output
     src = pq.ParquetFile(path)
     with atomic_output(path) as f, pq.ParquetWriter(f, src.schema_arrow, compression=COMPRESSION) as w:
         for i in range(src.num_row_groups):
