@@ -34,7 +34,7 @@ WITH marks AS (
            regexp_matches(s.name, '^execute_[0-9]+_context_[0-9]+\(.*\)_generation_[0-9]+\(')
                OR regexp_matches(s.name, '^step\[[A-Za-z]+') AS serving
     FROM slices s
-    WHERE s.cat = 'user_annotation'
+    WHERE (s.cat = 'user_annotation' OR (s.cat = 'cpu_op' AND s.name LIKE 'ProfilerStep#%'))  -- older torch: cpu_op
       AND (regexp_matches(s.name, '^execute_[0-9]+_context_[0-9]+\(.*\)_generation_[0-9]+\(')
            OR regexp_matches(s.name, '^step\[[A-Za-z]+') OR s.name LIKE 'ProfilerStep#%')
 ),

@@ -1,13 +1,14 @@
 """`tracecols analyze SOURCE [-o DIR]`: run every analysis, save them as Parquet, print a summary."""
+import json
 import os
 import sys
-import tempfile
 import time
 
-from ..report.notes import graph_notes
+from ..report.notes import graph_notes, headline_lines
 from ..report.units import fmt_ns as _ns
 from ..report.units import fmt_pct as _pct
 from ..store import parquet
+from ..store.atomic import scratch_dir
 from ..trace import open as open_trace
 
 
@@ -28,7 +29,8 @@ def _table(out, title, header, rows, widths):
 
 
 # What summary() reads: without -o, the ingest writes only these (and what they read).
-SUMMARY_VIEWS = ("gpu_timeline", "kernel_stats", "top_ops", "graph_replay_share", "idle_gaps", "optimizable_ops")
+SUMMARY_VIEWS = ("headline", "gpu_timeline", "kernel_stats", "top_ops", "graph_replay_share", "idle_gaps",
+                 "optimizable_ops")
 
 
 def top_ops(trace, top):
@@ -37,58 +39,88 @@ def top_ops(trace, top):
     return trace.sql(f"""
         WITH r AS (SELECT *, row_number() OVER (PARTITION BY trace_id ORDER BY name = '(no op)', gpu_ns DESC,
                                                    name, parent_module) AS k FROM top_ops)
-        SELECT trace_id, name, parent_module, count, gpu_ns, share_pct, cpu_self_ns, k
+        SELECT trace_id, name, parent_module, count, gpu_ns, share_pct, cpu_self_ns
         FROM r WHERE k <= {int(top)} OR name = '(no op)'
         UNION ALL
         SELECT trace_id, '(other ops)', NULL, sum(count)::BIGINT, sum(gpu_ns)::BIGINT, sum(share_pct),
-               sum(cpu_self_ns)::BIGINT, {int(top)} + 0.5
+               sum(cpu_self_ns)::BIGINT
         FROM r WHERE k > {int(top)} AND name != '(no op)' GROUP BY trace_id
-        ORDER BY trace_id, k""")
+        ORDER BY trace_id, name = '(no op)', name = '(other ops)', gpu_ns DESC""")
 
 
-def summary(trace, top=10, out=sys.stdout):
-    """The terminal summary: GPU timeline, top kernels, top ops, worst idle gaps, optimizable ops."""
+# section -> the query of its rows (`{top}`: rows per table); a section whose view is missing is left out
+_SECTIONS = {
+    "headline": ("headline", "SELECT * FROM headline"),
+    # a trace's per-device rows only when it has several devices (else they repeat the trace's)
+    "gpu_timeline": ("gpu_timeline", """SELECT * FROM gpu_timeline
+                     QUALIFY device IS NULL OR count(device) OVER (PARTITION BY trace_id) > 1
+                     ORDER BY trace_id, device NULLS FIRST"""),
+    "top_kernels": ("kernel_stats", "SELECT * FROM kernel_stats ORDER BY sum_ns DESC, name LIMIT {top}"),
+    "top_ops": ("top_ops", None),
+    "idle_gaps": ("idle_gaps", "SELECT * FROM idle_gaps ORDER BY gap_ns DESC, trace_id, uid LIMIT {top}"),
+    # the best-scoring overall: a lake or a multi-GPU trace ranks each device separately
+    "optimizable_ops": ("optimizable_ops",
+                        "SELECT * FROM optimizable_ops ORDER BY score DESC, trace_id, device, uid LIMIT {top}"),
+}
+
+
+def summary_data(trace, top=10):
+    """The summary as data: {section: [row dicts]} in the order it prints, plus `notes` (lines)."""
     names = trace.tables
-    if "gpu_timeline" in names:
-        # a trace's per-device rows only when it has several devices (else they repeat the trace's)
-        df = trace.sql("""SELECT * FROM gpu_timeline
-                          QUALIFY device IS NULL OR count(device) OVER (PARTITION BY trace_id) > 1
-                          ORDER BY trace_id, device NULLS FIRST""")
+    out = {}
+    for section, (view, query) in _SECTIONS.items():
+        if view not in names:
+            continue
+        df = top_ops(trace, top) if section == "top_ops" else trace.sql(query.format(top=int(top)))
+        out[section] = df.to_dicts()
+    out["notes"] = graph_notes(trace)
+    return out
+
+
+def summary(trace, top=10, out=None):
+    """The terminal summary: headline and warnings, GPU timeline, top kernels, top ops, worst
+    idle gaps, optimizable ops."""
+    out = out or sys.stdout
+    d = summary_data(trace, top)
+    for line in headline_lines(d.get("headline", [])):
+        out.write(line + "\n")
+    if "gpu_timeline" in d:
         rows = [(f"trace {r['trace_id']}" + ("" if r["device"] is None else f" dev {r['device']}"),
                  _ns(r["total_ns"]), _pct(r["busy_pct"]), _pct(r["computation_pct"]),
                  _pct(r["exposed_comm_pct"]), _pct(r["exposed_memcpy_pct"]), _pct(r["idle_pct"]))
-                for r in df.iter_rows(named=True)]
+                for r in d["gpu_timeline"]]
         _table(out, "GPU timeline (% of the span from first to last device event)",
                ("scope", "span", "busy", "compute", "exp.comm", "exp.memcpy", "idle"), rows,
                (18, 12, 7, 8, 8, 10, 7))
-    if "kernel_stats" in names:
-        df = trace.sql(f"SELECT * FROM kernel_stats ORDER BY sum_ns DESC LIMIT {int(top)}")
+    if "top_kernels" in d:
         rows = [(r["name"], r["device"], r["stream"], r["count"], _ns(r["sum_ns"]), _ns(r["mean_ns"]),
-                 _pct(r["time_pct"])) for r in df.iter_rows(named=True)]
+                 _pct(r["time_pct"])) for r in d["top_kernels"]]
         _table(out, "Top kernels by total time", ("kernel", "dev", "stream", "count", "total", "mean", "share"),
                rows, (60, 4, 6, 7, 12, 12, 6))
-    if "graph_replay_share" in names:
-        for line in graph_notes(trace):
-            out.write(f"\n{line}\n")
-    if "top_ops" in names:
+    for line in d["notes"]:
+        out.write(f"\n{line}\n")
+    if "top_ops" in d:
         rows = [(r["name"], r["parent_module"] or "-", r["count"] if r["count"] is not None else "",
                  _ns(r["gpu_ns"]), _pct(r["share_pct"]), _ns(r["cpu_self_ns"]) if r["count"] is not None else "")
-                for r in top_ops(trace, top).iter_rows(named=True)]
+                for r in d["top_ops"]]
         _table(out, "Top ops by GPU time (kernels they launched directly; shares of GPU busy time)",
                ("op", "module", "count", "GPU time", "share", "CPU self"), rows, (44, 24, 7, 12, 6, 12))
-    if "idle_gaps" in names:
-        df = trace.sql(f"SELECT * FROM idle_gaps ORDER BY gap_ns DESC LIMIT {int(top)}")
-        rows = [(r["name"], r["device"], r["stream"], _ns(r["gap_ns"]), r["cause"], r["uid"])
-                for r in df.iter_rows(named=True)]
+    if "idle_gaps" in d:
+        rows = [(r["name"], r["device"], r["stream"], _ns(r["gap_ns"]), r["cause"], r["uid"]) for r in d["idle_gaps"]]
         _table(out, "Worst idle gaps (before the kernel named)",
                ("next kernel", "dev", "stream", "gap", "cause", "uid"), rows, (50, 4, 6, 12, 11, 10))
-    if "optimizable_ops" in names:
-        # the best-scoring overall: a lake or a multi-GPU trace ranks each device separately
-        df = trace.sql(f"SELECT * FROM optimizable_ops ORDER BY score DESC, trace_id, device LIMIT {int(top)}")
+    if "optimizable_ops" in d:
         rows = [(r["name"], r["trace_id"], r["device"], f"{r['score']:.2f}", _pct(r["idle_pct"]),
-                 _ns(r["self_ns"]), r["source"] or "-") for r in df.iter_rows(named=True)]
+                 _ns(r["self_ns"]), r["source"] or "-") for r in d["optimizable_ops"]]
         _table(out, "Optimizable ops (device queue draining; idle fraction and self time, z-scored per device)",
                ("op", "trace", "dev", "score", "idle", "self", "source"), rows, (36, 5, 4, 6, 6, 11, -50))
+
+
+def summary_json(trace, top=10, out=None):
+    """The summary as one JSON document: times in ns, shares in % (0-100), as in the views."""
+    out = out or sys.stdout
+    json.dump(summary_data(trace, top), out, indent=1, default=str)
+    out.write("\n")
 
 
 def register(sub):
@@ -96,6 +128,9 @@ def register(sub):
     s.add_argument("source", help="trace file or tracecols output directory")
     s.add_argument("-o", "--output", help="directory for the analyses' Parquet files")
     s.add_argument("--top", type=int, default=10, help="rows per summary table (default 10)")
+    s.add_argument("--format", choices=["text", "json"], default="text",
+                   help="the summary as terminal tables (default) or as one JSON document, for scripts and CI")
+    s.add_argument("-q", "--quiet", action="store_true", help="no progress and no notes on stderr")
     s.add_argument("--capture", metavar="DIR",
                    help="folder of CUDA/HIP graph capture traces: graph-replayed kernels go to the ops that captured them")
     s.set_defaults(func=analyze)
@@ -106,12 +141,11 @@ def analyze(args):
         return _analyze_trace(args)
     t = open_trace(args.source, capture=args.capture)
     tables, secs = t.analyses()
-    _note_unknown_devices(t)
+    _note_unknown_devices(t, args)
     if args.output:
         out = parquet.write_dir(args.output, tables, parquet.manifest(tables, t.inputs, kind="analyses"))
-        print(f"tracecols: wrote {len(tables)} analyses to {out} ({sum(secs.values()):.2f} s of queries)",
-              file=sys.stderr)
-    summary(t, top=args.top)
+        _say(args, f"wrote {len(tables)} analyses to {out} ({sum(secs.values()):.2f} s of queries)")
+    _print_summary(t, args)
     return 0
 
 
@@ -125,21 +159,28 @@ def _analyze_trace(args):
     where only the analyses the summary shows are written (in the same bounded memory)."""
     from ..pipeline import ingest, read_captures
     captures = read_captures(args.capture) if args.capture else ()
-    with tempfile.TemporaryDirectory(prefix="tracecols-") as tmp:
+    with scratch_dir() as tmp:
         out = args.output or os.path.join(tmp, "out")
         t0 = time.perf_counter()
         ingest([args.source], out=out, views=True if args.output else SUMMARY_VIEWS, captures=captures)
         t = open_trace(out)
-        _note_unknown_devices(t)
+        _note_unknown_devices(t, args)
         if args.output:
-            print(f"tracecols: wrote {len(t.tables)} tables and analyses to {out} "
-                  f"({time.perf_counter() - t0:.2f} s)", file=sys.stderr)
-        summary(t, top=args.top)
+            _say(args, f"wrote {len(t.tables)} tables and analyses to {out} ({time.perf_counter() - t0:.2f} s)")
+        _print_summary(t, args)
         t.close()  # before the temporary directory goes
     return 0
 
 
-def _note_unknown_devices(t):
+def _print_summary(t, args):
+    (summary_json if args.format == "json" else summary)(t, top=args.top)
+
+
+def _say(args, line):
+    if not args.quiet:
+        print(f"tracecols: {line}", file=sys.stderr)
+
+
+def _note_unknown_devices(t, args):
     for name in t.unknown_devices():
-        print(f"tracecols: note: device {name!r} is not in the device peak table; "
-              f"op_perf's % of peak columns are null for it", file=sys.stderr)
+        _say(args, f"note: device {name!r} is not in the device peak table; op_perf's % of peak columns are null for it")

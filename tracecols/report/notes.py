@@ -1,4 +1,27 @@
-"""Lines of warning that the terminal summary and the HTML report both show."""
+"""Lines that the terminal summary and the HTML report both show: each trace's headline,
+the reader's warnings, and the graph-replay notes."""
+from .units import fmt_ns, fmt_pct
+
+
+def headline_lines(rows):
+    """The headline view's rows (dicts) as text: one line per trace, then one per warning."""
+    lines = []
+    for r in rows:
+        parts = [f"trace {r['trace_id']}" + ("" if r["rank"] is None else f" (rank {r['rank']})"),
+                 f"span {fmt_ns(r['span_ns'])}"]
+        if r["steps"]:
+            kind = "ProfilerSteps" if r["step_kind"] == "ProfilerStep" else "serving steps"
+            parts.append(f"{r['steps']:,} {kind}, mean {fmt_ns(r['mean_step_ns'])}")
+        else:
+            parts.append("no steps marked")
+        if r["gpu_span_ns"] is None:
+            parts.append("no device events")
+        else:
+            parts.append(f"GPU busy {fmt_pct(r['gpu_busy_pct'])} of {fmt_ns(r['gpu_span_ns'])}")
+            parts.append(f"{fmt_pct(r['no_op_gpu_pct'])} of GPU busy time under no CPU op")
+        lines.append(" · ".join(parts))
+        lines += [f"  warning: {w}" for w in r["warnings"] or ()]
+    return lines
 
 
 def graph_notes(trace):
