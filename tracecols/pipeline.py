@@ -45,6 +45,7 @@ from .model.derive import TREE_COLUMNS, derived_tables, describe
 from .model.events import events_table
 from .model.traces import detect_rank
 from .model.tree import build_slices
+from .progress import tracker
 from .read import split
 from .read.kineto import read_events, read_head, read_trace
 from .read.source import Source, hash_file, is_url
@@ -106,7 +107,9 @@ def read_tables(paths, timings=None, keep_secrets=False, captures=()):
     clock = _Clock(timings)
     for trace_id, path in enumerate(paths):
         batches = []
+        _reading(path)
         info = describe(read_trace(path, batches.append), trace_id, path, keep_secrets)
+        tracker().stage("building the op tree and the launch links")
         events = events_table(batches, trace_id, info["rank"])
         del batches
         derived = derived_tables(events, [info], clock, captures=captures, events_schema=events.schema)
@@ -176,7 +179,9 @@ def ingest_to_dir(paths, out_dir, keep_secrets=False, timings=None, views=True, 
     clock = _Clock(timings)
     with parquet.staged_dir(out_dir) as tmp:
         infos = write_events(paths, tmp / "events.parquet", keep_secrets, clock)
+        tracker().stage("building the op tree and the launch links")
         tables = derive_from_file(tmp / "events.parquet", infos, tmp / "slices.parquet", clock, captures)
+        tracker().stage("writing the tables")
         for name in list(tables):
             parquet.write_table(tmp / f"{name}.parquet", tables.pop(name))
         clock.lap("parquet")
@@ -237,6 +242,8 @@ def _write_events(paths, path, keep_secrets, first_trace_id, parts):
 
 
 def _read_whole(p, trace_id, writer):
+    _reading(p)
+
     def on_head(head):
         # the rank as far as the head tells; keys after the events may still change it
         writer.context = (trace_id, detect_rank(p, head)[0])
@@ -264,6 +271,7 @@ def _read_parts(p, trace_id, writer, scratch, parts):
     if planned is None:
         return None
     pieces, tail = planned
+    _reading(p, len(data) if data is not None else src.size, len(pieces))
     rank = detect_rank(p, head)[0]
     writer.context = (trace_id, rank)
     files = [os.path.join(scratch, f"part{k}.arrow") for k in range(len(pieces))]
@@ -293,6 +301,14 @@ def _read_parts(p, trace_id, writer, scratch, parts):
     meta.update(tail)
     return {"path": src.path, "form": form, "metadata": meta, "n_events": n, "sha256": sha,
             "size": size, "gzip": src.gzip, "head_rank": rank, "parts": len(pieces)}
+
+
+def _reading(path, size=None, parts=1):
+    """Tell the progress line a file is being read (in `parts` equal parts, this process
+    reading the first: its bytes stand for all of them)."""
+    if size is None and not is_url(path):
+        size = os.path.getsize(path) if os.path.isfile(path) else None
+    tracker().stage(f"reading {os.path.basename(str(path))}", total_bytes=size, scale=parts)
 
 
 def _set_ranks(path, ranks):
@@ -389,6 +405,7 @@ def _write_views(tmp, clock, view_seconds=None, only=None):
                     temp_dir=tmp / ".spill", defer_views=True)
     # two views at a time pay off on small traces only (docs/performance.md); on big ones
     # they gain no time and add a second result's batches to the peak
+    tracker().stage("analyses", total_items=len(engine.views))
     written = engine.materialise_all_to(Path(tmp), threads=2 if _small(tmp / "events.parquet") else 1,
                                         view_seconds=view_seconds, only=only)
     engine.con.close()

@@ -3,7 +3,7 @@ import argparse
 import os
 import sys
 
-from .. import memory
+from .. import memory, progress
 from ..errors import TraceError
 from ..read.source import inputs_noted
 
@@ -79,13 +79,17 @@ def _parser():
     analyze.register(sub)
     from . import report
     report.register(sub)
+    for s in sub.choices.values():  # every command: -q
+        if not any("--quiet" in a.option_strings for a in s._actions):
+            s.add_argument("-q", "--quiet", action="store_true", help="no progress line and no notes on stderr")
     return p
 
 
 def main(argv=None):
     args = _parser().parse_args(argv)
     try:
-        with inputs_noted():
+        # `ingest` draws its own bar (files, MB) over its workers
+        with inputs_noted(), progress.shown(enabled=not args.quiet and args.command != "ingest"):
             return args.func(args) or 0
     except TraceError as e:
         print(f"tracecols: {e.line()}", file=sys.stderr)

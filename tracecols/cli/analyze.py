@@ -130,7 +130,6 @@ def register(sub):
     s.add_argument("--top", type=int, default=10, help="rows per summary table (default 10)")
     s.add_argument("--format", choices=["text", "json"], default="text",
                    help="the summary as terminal tables (default) or as one JSON document, for scripts and CI")
-    s.add_argument("-q", "--quiet", action="store_true", help="no progress and no notes on stderr")
     s.add_argument("--capture", metavar="DIR",
                    help="folder of CUDA/HIP graph capture traces: graph-replayed kernels go to the ops that captured them")
     s.set_defaults(func=analyze)

@@ -6,19 +6,25 @@ import time
 from ..errors import SourceIOError
 from ..fleet.ingest import Reporter, ingest_lake
 from ..fleet.lake import Lake
+from ..progress import Tracker, using
 
 
-class ProgressReporter(Reporter):
-    """A rich progress bar on stderr: files, MB, events/s, ETA. Silent (but for notes and errors)
-    when stderr is not a terminal."""
+class ProgressReporter(Reporter, Tracker):
+    """A rich progress bar on stderr: MB read, files done, events/s, ETA. Silent (but for
+    notes and errors) when stderr is not a terminal; with `quiet`, errors only.
 
-    def __init__(self, stream=None, force=None):
+    The bar advances as each file is done and, for files read in this process (one file, or
+    -j 1), as their bytes are read (it is the progress.Tracker meanwhile)."""
+
+    def __init__(self, stream=None, force=None, quiet=False):
         self.stream = stream or sys.stderr
-        self.live = self.stream.isatty() if force is None else force
+        self.quiet = quiet
+        self.live = not quiet and (self.stream.isatty() if force is None else force)
         self.progress = None
         self.t0 = time.perf_counter()
         self.events = 0
         self.n_done = 0
+        self.read_here = 0  # bytes of the file in hand read in this process, already on the bar
 
     def _print(self, line):
         if self.progress is not None:
@@ -27,7 +33,13 @@ class ProgressReporter(Reporter):
             print(line, file=self.stream)
 
     def note(self, line):
-        self._print(f"tracecols: {line}")
+        if not self.quiet:
+            self._print(f"tracecols: {line}")
+
+    def read(self, nbytes):
+        if self.progress is not None:
+            self.read_here += nbytes
+            self.progress.update(self.task, advance=nbytes)
 
     def failed(self, path, error):
         self._print(f"tracecols: {error}")
@@ -40,7 +52,6 @@ class ProgressReporter(Reporter):
         from rich.progress import (
             BarColumn,
             DownloadColumn,
-            MofNCompleteColumn,
             Progress,
             TextColumn,
             TimeElapsedColumn,
@@ -48,12 +59,12 @@ class ProgressReporter(Reporter):
         )
 
         self.progress = Progress(
-            TextColumn("[bold]ingest"), BarColumn(), MofNCompleteColumn(), TextColumn("files"),
-            DownloadColumn(binary_units=False), TextColumn("{task.fields[rate]}"),
+            TextColumn("[bold]ingest"), BarColumn(), DownloadColumn(binary_units=False),
+            TextColumn("{task.fields[rate]}"),
             TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
             console=Console(file=self.stream), transient=False, refresh_per_second=4)
         self.files_total = n_files
-        self.task = self.progress.add_task("ingest", total=n_bytes or 1, rate="", completed=0)
+        self.task = self.progress.add_task("ingest", total=n_bytes or 1, rate=f"0/{n_files:,} files", completed=0)
         self.progress.start()
 
     def done(self, record):
@@ -61,8 +72,9 @@ class ProgressReporter(Reporter):
         self.n_done += 1
         if self.progress is not None:
             rate = self.events / max(time.perf_counter() - self.t0, 1e-9)
-            self.progress.update(self.task, advance=record["size"] or 0,
-                                 rate=f"{rate / 1e3:,.0f}k events/s  {self.n_done}/{self.files_total} files")
+            self.progress.update(self.task, advance=max((record["size"] or 0) - self.read_here, 0),
+                                 rate=f"{self.n_done:,}/{self.files_total:,} files  {rate / 1e3:,.0f}k events/s")
+        self.read_here = 0
 
     def finish(self):
         if self.progress is not None:
@@ -106,10 +118,11 @@ def _lock_timeout(args):
 def ingest(args):
     lock_timeout = _lock_timeout(args)
     client, executor = _executor(args)
-    rep = ProgressReporter()
+    rep = ProgressReporter(quiet=args.quiet)
     try:
-        res = ingest_lake(args.sources, args.output, executor=executor, jobs=args.jobs, reporter=rep,
-                          keep_secrets=args.keep_secrets, lock_timeout=lock_timeout)
+        with using(rep):
+            res = ingest_lake(args.sources, args.output, executor=executor, jobs=args.jobs, reporter=rep,
+                              keep_secrets=args.keep_secrets, lock_timeout=lock_timeout)
     finally:
         if client is not None:
             client.close()

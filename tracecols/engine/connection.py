@@ -10,6 +10,7 @@ import pyarrow as pa
 from ..errors import QueryError, Unsupported
 from ..model.base_tables import BASE_TABLES
 from ..model.secrets import METADATA_COLUMNS, redact_table
+from ..progress import tracker
 from . import sqlfiles
 from .specs import device_specs_table
 
@@ -173,6 +174,7 @@ class Engine:
                     name, cur = running.pop(f)
                     cursors.append(cur)
                     f.result()
+                    tracker().item()
                     self._read_file(name, directory / f"{name}.parquet")
                     done.add(name)
         for cur in cursors:

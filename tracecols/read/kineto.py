@@ -14,6 +14,7 @@ from decimal import Decimal
 import ijson
 
 from ..errors import Empty, Malformed, NotATrace
+from ..progress import tracker
 from .batch import build_batches
 from .chunked import Items
 from .source import GZIP_ERRORS, Source
@@ -187,11 +188,12 @@ def read_events(src, form, on_batch, batch_size=BATCH):
     prefix = "item" if form == "array" else "traceEvents.item"
     held, uid = [], 0
     with_ph = 0
-    sink = on_batch
+    sink, progress = on_batch, tracker()
 
     def on_batch(b):
         nonlocal with_ph
         with_ph += len(b) - b.column("ph").null_count
+        progress.events(len(b))
         sink(b)
 
     with item_stream(src, prefix, "trace") as items:

@@ -11,6 +11,7 @@ import zlib
 from contextlib import contextmanager
 
 from ..errors import Malformed, SourceIOError
+from ..progress import tracker
 
 GZIP_MAGIC = b"\x1f\x8b"
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
@@ -97,6 +98,7 @@ class _HashingReader(Reader):
         b = self.raw.read(n)
         self.sha.update(b)
         self.nbytes += len(b)
+        tracker().read(len(b))
         return b
 
 

@@ -32,6 +32,7 @@ import zlib
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..progress import tracker
 from .kineto import find_tail, read_events
 from .schema import RAW_SCHEMA
 from .source import Reader, Source, _DigitGuard, is_url
@@ -74,6 +75,7 @@ class _PartReader(Reader):
         if len(out) < n and self.left > 0:
             b = self.f.read(min(n - len(out), self.left))
             self.left = self.left - len(b) if b else 0
+            tracker().read(len(b))
             out += b
         if len(out) < n and self.left <= 0 and self.suffix:
             out, self.suffix = out + self.suffix[: n - len(out)], self.suffix[n - len(out):]
