@@ -9,6 +9,7 @@ from ..read.source import inputs_noted
 
 memory.for_this_process()  # before anything loads polars or pyarrow
 from . import commands, fleet  # noqa: E402
+from .sources import stdin_scope  # noqa: E402
 
 _DEBUG = "TRACECOLS_DEBUG"
 
@@ -20,13 +21,15 @@ def _parser():
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     s = sub.add_parser("info", help="one screen about a trace: size, events by category, span, devices, rank")
-    s.add_argument("source", help="trace file (.json/.json.gz, path or URL) or a tracecols output directory")
+    s.add_argument("source", nargs="+", help="trace files (.json/.json.gz, path, URL, quoted glob, - for "
+                                              "standard input) or a tracecols output directory")
     s.add_argument("--keep-secrets", action="store_true",
                    help="keep metadata values whose keys look like tokens, passwords or keys (redacted by default)")
     s.set_defaults(func=commands.info)
 
     s = sub.add_parser("sql", help="run DuckDB SQL over a trace's tables")
-    s.add_argument("source", help="trace file or tracecols output directory")
+    s.add_argument("source", nargs="+", help="trace files (path, URL, quoted glob, - for standard input) "
+                                              "or a tracecols output directory")
     s.add_argument("query", help="SQL, e.g. \"select cat, count(*) from events group by 1\"")
     s.add_argument("--format", choices=["table", "csv", "json", "parquet"], default="table")
     s.add_argument("-o", "--output", help="write the result to this file instead of stdout")
@@ -38,7 +41,7 @@ def _parser():
     s.set_defaults(func=commands.sql)
 
     s = sub.add_parser("tree", help="print the host call tree under an op (kernels under their launch calls)")
-    s.add_argument("source", help="trace file or tracecols output directory")
+    s.add_argument("source", help="one trace file (- for standard input) or tracecols output directory")
     g = s.add_mutually_exclusive_group(required=True)
     g.add_argument("--uid", type=int, help="the event's uid (its position in traceEvents)")
     g.add_argument("--name", help="an op name, e.g. aten::convolution (its first instance is shown)")
@@ -89,7 +92,7 @@ def main(argv=None):
     args = _parser().parse_args(argv)
     try:
         # `ingest` draws its own bar (files, MB) over its workers
-        with inputs_noted(), progress.shown(enabled=not args.quiet and args.command != "ingest"):
+        with inputs_noted(), stdin_scope(), progress.shown(enabled=not args.quiet and args.command != "ingest"):
             return args.func(args) or 0
     except TraceError as e:
         print(f"tracecols: {e.line()}", file=sys.stderr)

@@ -10,6 +10,7 @@ from ..report.units import fmt_pct as _pct
 from ..store import parquet
 from ..store.atomic import scratch_dir
 from ..trace import open as open_trace
+from .sources import expand
 
 
 def _cut(s, n):
@@ -125,7 +126,8 @@ def summary_json(trace, top=10, out=None):
 
 def register(sub):
     s = sub.add_parser("analyze", help="run every analysis, write each as Parquet (-o), print a summary")
-    s.add_argument("source", help="trace file or tracecols output directory")
+    s.add_argument("source", nargs="+", help="trace files (path, URL, quoted glob, - for standard input) "
+                                              "or a tracecols output directory")
     s.add_argument("-o", "--output", help="directory for the analyses' Parquet files")
     s.add_argument("--top", type=int, default=10, help="rows per summary table (default 10)")
     s.add_argument("--format", choices=["text", "json"], default="text",
@@ -136,9 +138,10 @@ def register(sub):
 
 
 def analyze(args):
-    if _is_trace_file(args.source):
+    args.source = expand(args.source)
+    if not any(os.path.isdir(str(s)) for s in args.source):
         return _analyze_trace(args)
-    t = open_trace(args.source, capture=args.capture)
+    t = open_trace(*args.source, capture=args.capture)
     tables, secs = t.analyses()
     _note_unknown_devices(t, args)
     if args.output:
@@ -146,10 +149,6 @@ def analyze(args):
         _say(args, f"wrote {len(tables)} analyses to {out} ({sum(secs.values()):.2f} s of queries)")
     _print_summary(t, args)
     return 0
-
-
-def _is_trace_file(source):
-    return not os.path.isdir(str(source))
 
 
 def _analyze_trace(args):
@@ -161,7 +160,7 @@ def _analyze_trace(args):
     with scratch_dir() as tmp:
         out = args.output or os.path.join(tmp, "out")
         t0 = time.perf_counter()
-        ingest([args.source], out=out, views=True if args.output else SUMMARY_VIEWS, captures=captures)
+        ingest(args.source, out=out, views=True if args.output else SUMMARY_VIEWS, captures=captures)
         t = open_trace(out)
         _note_unknown_devices(t, args)
         if args.output:

@@ -7,6 +7,7 @@ from ..errors import SourceIOError
 from ..model.secrets import REDACTED
 from ..report.units import fmt_ns
 from ..trace import open as open_trace
+from .sources import expand
 
 
 def _human_bytes(n):
@@ -19,7 +20,7 @@ def _human_bytes(n):
 
 
 def info(args):
-    t = open_trace(args.source, keep_secrets=args.keep_secrets)
+    t = open_trace(*expand(args.source), keep_secrets=args.keep_secrets)
     out = sys.stdout
     for tr in t.sql("select * from traces order by trace_id").iter_rows(named=True):
         meta = json.loads(tr["metadata"]) if tr["metadata"] else {}
@@ -62,8 +63,8 @@ def info(args):
 
 
 def sql(args):
-    check_read_only(args.query, args.source)  # nothing may write to the inputs (or anywhere but -o)
-    t = open_trace(args.source, keep_secrets=args.keep_secrets, capture=args.capture)
+    check_read_only(args.query, " ".join(args.source))  # nothing may write to the inputs (or anywhere but -o)
+    t = open_trace(*expand(args.source), keep_secrets=args.keep_secrets, capture=args.capture)
     fmt = args.format
     if fmt == "parquet" and not args.output:
         raise SourceIOError("-o", "--format parquet needs -o FILE")
@@ -111,7 +112,7 @@ def _write_atomic(df, path, fmt):
 
 def tree(args):
     from ..errors import QueryError
-    t = open_trace(args.source, capture=args.capture)
+    t = open_trace(*expand([args.source], one=True, command="tree"), capture=args.capture)
     uid = args.uid
     if uid is None:
         name = args.name.replace("'", "''")

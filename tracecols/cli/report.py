@@ -4,7 +4,8 @@ import sys
 
 def register(sub):
     s = sub.add_parser("report", help="write a self-contained HTML report (charts, sortable tables; works offline)")
-    s.add_argument("source", help="trace file or tracecols output directory, or a lake directory")
+    s.add_argument("source", nargs="+", help="trace files (path, URL, quoted glob, - for standard input), "
+                                              "a tracecols output directory or a lake directory")
     s.add_argument("-o", "--output", default="report.html", help="the HTML file to write (default report.html)")
     s.add_argument("--title", help="title shown at the top of the page")
     s.add_argument("--capture", metavar="DIR",
@@ -13,8 +14,9 @@ def register(sub):
 
 
 def report(args):
-    from ..report import write
-    out = write(args.source, args.output, title=args.title, capture=args.capture)
+    from ..trace import open as open_trace
+    from .sources import expand
+    out = open_trace(*expand(args.source), capture=args.capture).report(args.output, args.title)
     import os
     print(f"tracecols: wrote {out} ({os.path.getsize(out) / 1e3:,.0f} kB)", file=sys.stderr)
     return 0
