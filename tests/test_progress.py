@@ -64,3 +64,21 @@ def test_progress_on_a_terminal_and_silence_elsewhere(tmp_path):
     assert "reading" not in quiet and "analyses" not in quiet
     piped = _stderr_of(["analyze", str(BIG), "-o", str(tmp_path / "c")], tty=False)
     assert "reading" not in piped and "\x1b" not in piped
+
+
+def test_ingest_bar_advances_by_bytes_read_here_and_files_done():
+    import io
+
+    from tracecols.cli.fleet import ProgressReporter
+    rep = ProgressReporter(stream=io.StringIO(), force=True)
+    rep.start(n_files=2, n_bytes=1000)
+    with progress.using(rep):
+        progress.tracker().read(300)        # a file read in this process, as it is read
+        progress.tracker().events(5)
+    task = rep.progress.tasks[0]
+    assert task.completed == 300
+    rep.done({"size": 400, "n_events": 5})  # only what was not counted yet
+    assert task.completed == 400 and "1/2 files" in task.fields["rate"]
+    rep.done({"size": 600, "n_events": 1})  # a file a worker read elsewhere
+    assert task.completed == 1000 and "2/2 files" in task.fields["rate"]
+    rep.finish()

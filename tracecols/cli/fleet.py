@@ -22,7 +22,7 @@ class ProgressReporter(Reporter, Tracker):
         self.live = not quiet and (self.stream.isatty() if force is None else force)
         self.progress = None
         self.t0 = time.perf_counter()
-        self.events = 0
+        self.n_events = 0
         self.n_done = 0
         self.read_here = 0  # bytes of the file in hand read in this process, already on the bar
 
@@ -68,10 +68,10 @@ class ProgressReporter(Reporter, Tracker):
         self.progress.start()
 
     def done(self, record):
-        self.events += record["n_events"] or 0
+        self.n_events += record["n_events"] or 0
         self.n_done += 1
         if self.progress is not None:
-            rate = self.events / max(time.perf_counter() - self.t0, 1e-9)
+            rate = self.n_events / max(time.perf_counter() - self.t0, 1e-9)
             self.progress.update(self.task, advance=max((record["size"] or 0) - self.read_here, 0),
                                  rate=f"{self.n_done:,}/{self.files_total:,} files  {rate / 1e3:,.0f}k events/s")
         self.read_here = 0
