@@ -8,7 +8,7 @@ from functools import lru_cache
 from conftest import CORPUS
 
 NOT_KINETO = ("/rocprof/", "_et.json", "dlrm_eg_", "pt2_et.json", "resnet_1gpu_et", "resnet_2gpu_et",
-              "linear_et", "resnet_et")
+              "linear_et", "resnet_et", "execution_details.json")  # the last: TraceLens's capture list
 
 
 def raw_bytes(path):
