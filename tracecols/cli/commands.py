@@ -48,8 +48,9 @@ def info(args):
         if tr["warnings"]:
             for w in tr["warnings"]:
                 out.write(f"warning      {w}\n")
+        # a negative dur (counted in the warnings above) adds nothing, as in every other sum
         cats = t.sql(f"""select coalesce(cat, '(none)') as cat, ph, count(*) as events,
-                                sum(dur_ns)::BIGINT as total_dur_ns
+                                sum(greatest(dur_ns, 0))::BIGINT as total_dur_ns
                          from events where trace_id = {tr['trace_id']}
                          group by all order by events desc""")
         out.write("\nevents by category\n")
