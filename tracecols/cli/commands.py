@@ -21,6 +21,7 @@ def _human_bytes(n):
 def info(args):
     t = open_trace(args.source, keep_secrets=args.keep_secrets)
     out = sys.stdout
+    assumed = t.assumed_devices()
     for tr in t.sql("select * from traces order by trace_id").iter_rows(named=True):
         meta = json.loads(tr["metadata"]) if tr["metadata"] else {}
         out.write(f"file         {tr['path']}\n")
@@ -40,6 +41,9 @@ def info(args):
             out.write(f"devices      {desc}\n")
         else:
             out.write("devices      none listed\n")
+        for _, dev, name in (d for d in assumed if d[0] == tr["trace_id"]):
+            out.write(f"assumed      device {dev} (ran work, not in deviceProperties) taken as {name}: "
+                      f"the only device type listed\n")
         out.write(f"metadata     {', '.join(sorted(meta)) or '-'}\n")
         hidden = (tr["metadata"] or "").count(json.dumps(REDACTED))  # distributedInfo is inside metadata
         if hidden:
