@@ -55,12 +55,14 @@ class Face:
                 out[name] = table
         return out, secs
 
-    def compare(self, other: Face, kinds: tuple[str, ...] = ("kernel", "op", "callpath")) -> dict[str, pl.DataFrame]:
+    def compare(self, other: Face, kinds: tuple[str, ...] = ("kernel", "op", "callpath"),
+                by_device: bool = False) -> dict[str, pl.DataFrame]:
         """What changed from this trace (A) to `other` (B): {kind: comparison frame} by kernel,
-        op or call path (docs/diff.md)."""
+        op or call path (docs/diff.md). Kernels match by name over all devices, or by
+        (device, name) with `by_device`."""
         from ..model.diff import diff
         a, b = self._diff_tables(), other._diff_tables()
-        return {k: diff(a, b, k) for k in kinds}
+        return {k: diff(a, b, k, by_device) for k in kinds}
 
     def _diff_tables(self) -> dict[str, pl.DataFrame]:
         import polars as pl
