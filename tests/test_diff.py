@@ -1,5 +1,7 @@
 """`tracecols diff`: kernels, ops and call paths of two traces against a plain json reference."""
+import contextlib
 import copy
+import io
 import json
 import os
 import re
@@ -28,7 +30,8 @@ def ns(v):
 
 
 def reference(events):
-    """{kind: {key: (count, gpu_ns, host_ns)}} by stack walks over the raw events."""
+    """{kind: {key: (count, gpu_ns, host_ns)}} by stack walks over the raw events; kind
+    "kernel" keys by name, "kernel_dev" by (device, name)."""
     ops = [(e["pid"], e["tid"], ns(e["ts"]), ns(e.get("dur", 0)), uid) for uid, e in enumerate(events)
            if e.get("ph") == "X" and e.get("cat") in ("cpu_op", "user_annotation")]
     ops.sort(key=lambda o: (o[0], o[1], o[2], -o[3], o[4]))
@@ -69,7 +72,12 @@ def reference(events):
             table[key][0] += 1
             table[key][1] += gpu[uid]
             table[key][2] += ns(o.get("dur", 0))
-    return {"kernel": {k: tuple(v) for k, v in kern.items()}, "op": {k: tuple(v) for k, v in by_name.items()},
+    kern_name = defaultdict(lambda: [0, 0, 0])
+    for (_, name), v in kern.items():
+        kern_name[name][0] += v[0]
+        kern_name[name][1] += v[1]
+    return {"kernel": {k: tuple(v) for k, v in kern_name.items()},
+            "kernel_dev": {k: tuple(v) for k, v in kern.items()}, "op": {k: tuple(v) for k, v in by_name.items()},
             "callpath": {k: tuple(v) for k, v in by_path.items()}}
 
 
@@ -78,24 +86,27 @@ def expected(ra, rb, kind):
     for key in set(ra) | set(rb):
         a, b = ra.get(key, (0, 0, 0)), rb.get(key, (0, 0, 0))
         status = "both" if key in ra and key in rb else ("only in A" if key in ra else "only in B")
-        out[key] = (status, a[0], b[0], a[1], b[1]) + ((a[2], b[2]) if kind != "kernel" else ())
+        out[key] = (status, a[0], b[0], a[1], b[1]) + ((a[2], b[2]) if not kind.startswith("kernel") else ())
     return out
 
 
 def got(frame, kind):
-    keys = {"kernel": ["device", "name"], "op": ["name"], "callpath": ["callpath"]}[kind]
-    cols = ["status", "count_a", "count_b", "gpu_ns_a", "gpu_ns_b"] + (["host_ns_a", "host_ns_b"] if kind != "kernel" else [])
+    keys = {"kernel": ["name"], "kernel_dev": ["device", "name"], "op": ["name"], "callpath": ["callpath"]}[kind]
+    cols = ["status", "count_a", "count_b", "gpu_ns_a", "gpu_ns_b"]
+    cols += [] if kind.startswith("kernel") else ["host_ns_a", "host_ns_b"]
     out = {}
     for row in frame.iter_rows(named=True):
-        key = tuple(row[k] for k in keys) if kind == "kernel" else row[keys[0]]
+        key = tuple(row[k] for k in keys) if len(keys) > 1 else row[keys[0]]
         out[key] = tuple(row[c] for c in cols)
     return out
 
 
 def check(a_path, b_path, a_events, b_events):
-    res = tracecols.open(a_path).compare(tracecols.open(b_path))
+    ta, tb = tracecols.open(a_path), tracecols.open(b_path)
+    res = ta.compare(tb)
+    res["kernel_dev"] = ta.compare(tb, ("kernel",), by_device=True)["kernel"]
     ra, rb = reference(a_events), reference(b_events)
-    for kind in ("kernel", "op", "callpath"):
+    for kind in ("kernel", "kernel_dev", "op", "callpath"):
         assert got(res[kind], kind) == expected(ra[kind], rb[kind], kind), kind
         d = res[kind]["delta_gpu_ns"].abs().to_list()
         assert d == sorted(d, reverse=True), kind
@@ -153,3 +164,68 @@ def test_cli_diff(tmp_path):
         assert (tmp_path / "d" / f"{f}.parquet").exists()
     ops = pl.read_parquet(tmp_path / "d" / "diff_ops.parquet")
     assert ops.filter(pl.col("status") == "only in B").height == 3
+
+
+RANK0 = CORPUS / "HolisticTraceAnalysis/tests/data/trace_filter/sampled_rank-0.json.gz"
+RANK1 = CORPUS / "HolisticTraceAnalysis/tests/data/trace_filter/sampled_rank-1.json.gz"
+
+
+def _device_events(path):
+    return [e for e in json.loads(raw_bytes(path))["traceEvents"]
+            if e.get("ph") == "X" and e.get("cat") in DEVICE_CATS]
+
+
+def _by(events, key):
+    out = defaultdict(lambda: [0, 0])
+    for e in events:
+        out[key(e)][0] += 1
+        out[key(e)][1] += ns(e.get("dur", 0))
+    return {k: tuple(v) for k, v in out.items()}
+
+
+@pytest.mark.corpus
+def test_kernels_of_two_devices_match_by_name():
+    """Rank 0 of HTA's trace_filter ran on GPU 0, rank 1 on GPU 1: keyed by device nothing
+    matched. By name, the kernels found in both are exactly the names both files hold; with
+    by_device the (device, name) keys of the files come back as before."""
+    a, b = _device_events(RANK0), _device_events(RANK1)
+    assert {e["args"]["device"] for e in a} == {0} and {e["args"]["device"] for e in b} == {1}
+    ta, tb = tracecols.open(RANK0), tracecols.open(RANK1)
+
+    res = ta.compare(tb, ("kernel",))["kernel"]
+    na, nb = _by(a, lambda e: e["name"]), _by(b, lambda e: e["name"])
+    both = set(na) & set(nb)
+    assert len(both) > 100
+    status = dict(zip(res["name"], res["status"]))
+    assert {n for n, s in status.items() if s == "both"} == both
+    assert {n for n, s in status.items() if s == "only in A"} == set(na) - set(nb)
+    assert {n for n, s in status.items() if s == "only in B"} == set(nb) - set(na)
+    for r in res.iter_rows(named=True):
+        assert (r["count_a"], r["gpu_ns_a"]) == na.get(r["name"], (0, 0))
+        assert (r["count_b"], r["gpu_ns_b"]) == nb.get(r["name"], (0, 0))
+        assert r["devices_a"] == ("0" if r["name"] in na else None)
+        assert r["devices_b"] == ("1" if r["name"] in nb else None)
+
+    old = ta.compare(tb, ("kernel",), by_device=True)["kernel"]
+    da = _by(a, lambda e: (e["args"]["device"], e["name"]))
+    db = _by(b, lambda e: (e["args"]["device"], e["name"]))
+    keyed = {(r["device"], r["name"]): (r["status"], r["count_a"], r["count_b"], r["gpu_ns_a"], r["gpu_ns_b"])
+             for r in old.iter_rows(named=True)}
+    assert keyed == {k: ("both" if k in da and k in db else "only in A" if k in da else "only in B",
+                         da.get(k, (0, 0))[0], db.get(k, (0, 0))[0], da.get(k, (0, 0))[1], db.get(k, (0, 0))[1])
+                     for k in set(da) | set(db)}
+    assert "devices_a" not in old.columns
+
+
+@pytest.mark.corpus
+def test_cli_diff_by_device(tmp_path):
+    from tracecols.cli import main
+    names = [{e["name"] for e in _device_events(p)} for p in (RANK0, RANK1)]
+    keys = [{(e["args"]["device"], e["name"]) for e in _device_events(p)} for p in (RANK0, RANK1)]
+    for flags, (a, b), how in (([], names, "by name, all devices together"),
+                               (["--by-device"], keys, "by device and name")):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+            assert main(["diff", str(RANK0), str(RANK1), "--top", "1", *flags]) == 0
+        assert (f"kernels {how}: {len(a | b)} keys, {len(a - b)} only in A, {len(b - a)} only in B, "
+                f"{len(a & b)} in both;") in out.getvalue()

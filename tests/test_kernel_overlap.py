@@ -140,7 +140,7 @@ def reference_clip(rows):
     """
     streams, out = {}, {}
     for r in rows:
-        dur = r["dur_ns"] or 0
+        dur = max(r["dur_ns"] or 0, 0)  # a negative duration covers no time
         if r["ts_ns"] is None:
             out[r["uid"]] = (dur, False)
             continue

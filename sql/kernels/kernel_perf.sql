@@ -18,11 +18,14 @@
 --   kernel_flop       DOUBLE   FLOPs (null for bytes-only ops)
 --   kernel_bytes      DOUBLE   bytes read and written
 --   kernel_num_gb     DOUBLE   kernel_bytes / 1e9 (the unit of Inductor's kernel_num_gb arg)
+--   device_model      VARCHAR  the op's device model (op_perf; null when unknown)
+--   device_model_source VARCHAR 'listed' or 'assumed: only device type in the trace' (op_perf)
 --   peak_tflops_per_s, peak_tb_per_s DOUBLE  the op's device peaks (op_perf; null when unknown)
 --   achieved_tflops_per_s, achieved_tb_per_s DOUBLE  kernel_flop, kernel_bytes over dur_ns, in 1e12 per s
 CREATE OR REPLACE VIEW kernel_perf AS
 WITH ops AS (
-    SELECT p.trace_id, p.uid, p.name, p.flops, p.bytes, p.peak_tflops_per_s, p.peak_tb_per_s
+    SELECT p.trace_id, p.uid, p.name, p.flops, p.bytes, p.device_model, p.device_model_source,
+           p.peak_tflops_per_s, p.peak_tb_per_s
     FROM op_perf p
     WHERE p.innermost
 ),
@@ -32,7 +35,8 @@ k AS (
     FROM kernels k
 ),
 owned AS (
-    SELECT k.* EXCLUDE (ouid, lvl), o.uid AS op_uid, o.name AS op_name, o.flops, o.bytes, o.peak_tflops_per_s, o.peak_tb_per_s
+    SELECT k.* EXCLUDE (ouid, lvl), o.uid AS op_uid, o.name AS op_name, o.flops, o.bytes,
+           o.device_model, o.device_model_source, o.peak_tflops_per_s, o.peak_tb_per_s
     FROM k JOIN ops o ON o.trace_id = k.trace_id AND o.uid = k.ouid
     QUALIFY row_number() OVER (PARTITION BY k.trace_id, k.uid ORDER BY k.lvl) = 1
 ),
@@ -43,7 +47,7 @@ shared AS (
 )
 SELECT trace_id, uid, name, device, stream, dur_ns, op_uid, op_name, share,
        flops * share AS kernel_flop, bytes * share AS kernel_bytes, bytes * share / 1e9 AS kernel_num_gb,
-       peak_tflops_per_s, peak_tb_per_s,
+       device_model, device_model_source, peak_tflops_per_s, peak_tb_per_s,
        flops * share / nullif(dur_ns, 0) / 1e3 AS achieved_tflops_per_s,
        bytes * share / nullif(dur_ns, 0) / 1e3 AS achieved_tb_per_s
 FROM shared

@@ -1,7 +1,7 @@
 -- op_perf: FLOPs, bytes moved and achieved throughput of every modelled CPU op instance.
 -- Answers: how close to the device's peak did each GEMM / convolution / attention call run,
 -- is it compute- or memory-bound, and how many bytes do elementwise and norm ops move?
--- depends: slices, events, kernels, devices, device_specs, _tracelens_op_category
+-- depends: slices, events, kernels, _device_models, device_specs, _tracelens_op_category
 -- FLOPs and bytes come from the op's `Input Dims`, `Input type` and `Concrete Inputs`
 -- (docs/analyses.md gives every formula):
 --   GEMM (mm, addmm, bmm, baddbmm, matmul, linear, _scaled_mm, _int_mm, _addmm_activation):
@@ -16,7 +16,8 @@
 --     every tensor input + one output the size of the largest input
 --   else the profiler's `flops` arg (with_flops=True), or Inductor's kernel_flop / kernel_num_gb.
 -- Time: the busy time (union) of every device event launched in the op's subtree. Peaks:
--- device_specs row of the device's model and the op's dtype (first match of the name).
+-- device_specs row of the device's model (_device_models: the listed name of the op's device,
+-- or the trace's only device type when the device is not listed) and the op's dtype.
 -- Columns (one row per op instance with a model):
 --   trace_id, rank INTEGER; device BIGINT (device of the op's kernels; null without kernels)
 --   uid BIGINT; name VARCHAR; pid, tid BIGINT; ts_ns BIGINT ns
@@ -36,6 +37,8 @@
 --   achieved_tflops_per_s DOUBLE  flops / gpu time, in 1e12 per s
 --   achieved_tb_per_s     DOUBLE  bytes / gpu time, in 1e12 bytes per s
 --   device_model          VARCHAR  matched device_specs model (null when the device is unknown)
+--   device_model_source   VARCHAR  where the device's name came from: 'listed' (deviceProperties has the
+--                                  device) or 'assumed: only device type in the trace'; null without a model
 --   peak_tflops_per_s, peak_tb_per_s DOUBLE  datasheet dense peaks for that model and precision
 --   flops_pct_of_peak, bandwidth_pct_of_peak DOUBLE % (0-100)
 --   roofline_bound        VARCHAR  'compute' when arithmetic_intensity >= peak_tflops/peak_tb (the ridge), else 'memory'
@@ -259,13 +262,6 @@ busy AS (
           FROM sub)
     GROUP BY trace_id, uid
 ),
-dev AS (  -- device model from deviceProperties, first matching row of device_specs
-    SELECT dv.trace_id, dv.device, ds.model
-    FROM devices dv JOIN (SELECT DISTINCT model, match, min(priority) OVER (PARTITION BY model) AS p
-                          FROM device_specs) ds
-      ON regexp_matches(coalesce(dv.name, ''), ds.match, 'i')
-    QUALIFY row_number() OVER (PARTITION BY dv.trace_id, dv.device ORDER BY ds.p) = 1
-),
 r AS (
     SELECT mo.trace_id, mo.rank, b.device, mo.uid, mo.name, mo.pid, mo.tid, mo.ts_ns, mo.category,
            mo.flops_source, n.uid IS NULL AS innermost,
@@ -275,11 +271,12 @@ r AS (
            coalesce(b.kernels, 0) AS kernels, coalesce(b.gpu_ns, 0) AS gpu_ns,
            mo.flops / nullif(b.gpu_ns, 0) / 1e3 AS achieved_tflops_per_s,
            mo.bytes / nullif(b.gpu_ns, 0) / 1e3 AS achieved_tb_per_s,
-           dev.model AS device_model, sp.dense_tflops_per_s AS peak_tflops_per_s, sp.mem_tb_per_s AS peak_tb_per_s
+           dev.model AS device_model, CASE WHEN dev.model IS NOT NULL THEN dev.name_source END AS device_model_source,
+           sp.dense_tflops_per_s AS peak_tflops_per_s, sp.mem_tb_per_s AS peak_tb_per_s
     FROM mo
     LEFT JOIN nested n ON n.trace_id = mo.trace_id AND n.uid = mo.uid
     LEFT JOIN busy b ON b.trace_id = mo.trace_id AND b.uid = mo.uid
-    LEFT JOIN dev ON dev.trace_id = mo.trace_id AND dev.device = b.device
+    LEFT JOIN _device_models dev ON dev.trace_id = mo.trace_id AND dev.device = b.device
     LEFT JOIN device_specs sp ON sp.model = dev.model AND sp.dtype = _tc_precision(mo.dtype)
 )
 SELECT *,

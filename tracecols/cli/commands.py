@@ -22,6 +22,7 @@ def _human_bytes(n):
 def info(args):
     t = open_trace(*expand(args.source), keep_secrets=args.keep_secrets)
     out = sys.stdout
+    assumed = t.assumed_devices()
     for tr in t.sql("select * from traces order by trace_id").iter_rows(named=True):
         meta = json.loads(tr["metadata"]) if tr["metadata"] else {}
         out.write(f"file         {tr['path']}\n")
@@ -41,6 +42,9 @@ def info(args):
             out.write(f"devices      {desc}\n")
         else:
             out.write("devices      none listed\n")
+        for _, dev, name in (d for d in assumed if d[0] == tr["trace_id"]):
+            out.write(f"assumed      device {dev} (ran work, not in deviceProperties) taken as {name}: "
+                      f"the only device type listed\n")
         out.write(f"metadata     {', '.join(sorted(meta)) or '-'}\n")
         hidden = (tr["metadata"] or "").count(json.dumps(REDACTED))  # distributedInfo is inside metadata
         if hidden:
@@ -49,8 +53,9 @@ def info(args):
         if tr["warnings"]:
             for w in tr["warnings"]:
                 out.write(f"warning      {w}\n")
+        # a negative dur (counted in the warnings above) adds nothing, as in every other sum
         cats = t.sql(f"""select coalesce(cat, '(none)') as cat, ph, count(*) as events,
-                                sum(dur_ns)::BIGINT as total_dur_ns
+                                sum(greatest(dur_ns, 0))::BIGINT as total_dur_ns
                          from events where trace_id = {tr['trace_id']}
                          group by all order by events desc""")
         out.write("\nevents by category\n")

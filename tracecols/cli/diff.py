@@ -1,4 +1,4 @@
-"""`tracecols diff A B [--by kernel|op|callpath] [-o DIR]`: what changed between two traces."""
+"""`tracecols diff A B [--by kernel|op|callpath] [--by-device] [-o DIR]`: what changed between two traces."""
 import sys
 
 # polars is imported in the functions that use it: the CLI's parser loads this module for
@@ -18,12 +18,13 @@ def _opened(source, capture):
     return t
 
 
-def compute(a, b, kinds=KINDS, captures=()):
-    """Open the two traces (`captures`: no capture folder, one for both, or A's and B's) and compare them."""
+def compute(a, b, kinds=KINDS, captures=(), by_device=False):
+    """Open the two traces (`captures`: no capture folder, one for both, or A's and B's) and
+    compare them (kernels by name, or by device and name with `by_device`)."""
     if len(captures) > 2:
         raise Unsupported("--capture", "give it once (both traces) or twice (A's, then B's)")
     cap = list(captures) * (2 if len(captures) == 1 else 1) or [None, None]
-    return _opened(a, cap[0]).compare(_opened(b, cap[1]), kinds)
+    return _opened(a, cap[0]).compare(_opened(b, cap[1]), kinds, by_device)
 
 
 def _ms(col):
@@ -42,7 +43,9 @@ def terminal(frame, kind, top):
     import polars as pl
     f = frame.head(top)
     if kind == "kernel":
-        cols = [pl.col("status"), pl.col("device"), _short("name", 60),
+        where = ([pl.col("device")] if "device" in frame.columns else
+                 [pl.col("devices_a").alias("dev A"), pl.col("devices_b").alias("dev B")])
+        cols = [pl.col("status"), *where, _short("name", 60),
                 pl.col("count_a").alias("n A"), pl.col("count_b").alias("n B"),
                 _ms("gpu_ns_a").alias("GPU ms A"), _ms("gpu_ns_b").alias("GPU ms B"),
                 _ms("delta_gpu_ns").alias("Δ ms"), pl.col("delta_gpu_pct").round(1).alias("Δ %")]
@@ -67,14 +70,16 @@ def terminal(frame, kind, top):
 
 def diff(args):
     kinds = KINDS if args.output else (args.by,)
-    res = compute(args.a, args.b, kinds, args.capture)
+    res = compute(args.a, args.b, kinds, args.capture, args.by_device)
     frame = res[args.by]
     n_a = (frame["status"] == "only in A").sum()
     n_b = (frame["status"] == "only in B").sum()
     import polars as pl
     out = sys.stdout
     out.write(f"A  {args.a}\nB  {args.b}\n")
-    out.write(f"{args.by}s: {frame.height} keys, {n_a} only in A, {n_b} only in B; "
+    how = {"kernel": " by device and name" if args.by_device else " by name, all devices together",
+           "op": " by name", "callpath": ""}[args.by]
+    out.write(f"{args.by}s{how}: {frame.height} keys, {n_a} only in A, {n_b} only in B, {frame.height - n_a - n_b} in both; "
               f"GPU time A {frame['gpu_ns_a'].sum() / 1e6:.3f} ms, B {frame['gpu_ns_b'].sum() / 1e6:.3f} ms"
               f" (sorted by |Δ GPU time|, top {min(args.top, frame.height)})\n")
     with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_width_chars=250, fmt_str_lengths=80,
@@ -92,6 +97,8 @@ def register(sub):
     s.add_argument("a", help="trace A (file, URL or tracecols output directory)")
     s.add_argument("b", help="trace B")
     s.add_argument("--by", choices=KINDS, default="kernel", help="what to compare on screen (default kernel)")
+    s.add_argument("--by-device", action="store_true",
+                   help="match kernels by device and name (default: by name, summed over devices)")
     s.add_argument("-o", "--output", help="write all three comparisons as Parquet into this directory")
     s.add_argument("--top", type=int, default=30, help="rows shown on screen (default 30)")
     s.add_argument("--capture", metavar="DIR", action="append", default=[],

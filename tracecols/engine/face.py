@@ -55,12 +55,14 @@ class Face:
                 out[name] = table
         return out, secs
 
-    def compare(self, other: Face, kinds: tuple[str, ...] = ("kernel", "op", "callpath")) -> dict[str, pl.DataFrame]:
+    def compare(self, other: Face, kinds: tuple[str, ...] = ("kernel", "op", "callpath"),
+                by_device: bool = False) -> dict[str, pl.DataFrame]:
         """What changed from this trace (A) to `other` (B): {kind: comparison frame} by kernel,
-        op or call path (docs/diff.md)."""
+        op or call path (docs/diff.md). Kernels match by name over all devices, or by
+        (device, name) with `by_device`."""
         from ..model.diff import diff
         a, b = self._diff_tables(), other._diff_tables()
-        return {k: diff(a, b, k) for k in kinds}
+        return {k: diff(a, b, k, by_device) for k in kinds}
 
     def _diff_tables(self) -> dict[str, pl.DataFrame]:
         import polars as pl
@@ -72,15 +74,19 @@ class Face:
 
     def unknown_devices(self) -> list[str]:
         """Names of devices that ran work but have no row in the device peak table."""
-        if "op_perf" not in self.tables:
+        if "_device_models" not in self.tables:
             return []
-        df = self.sql("""
-            SELECT DISTINCT coalesce(d.name, '(no name)') AS name
-            FROM (SELECT DISTINCT trace_id, device FROM kernels) k
-            LEFT JOIN devices d ON d.trace_id = k.trace_id AND d.device = k.device
-            WHERE NOT EXISTS (SELECT 1 FROM device_specs s WHERE regexp_matches(coalesce(d.name, ''), s.match, 'i'))
-            ORDER BY 1""")
+        df = self.sql("""SELECT DISTINCT coalesce(name, '(no name)') AS name FROM _device_models
+                         WHERE ran_work AND model IS NULL ORDER BY 1""")
         return df["name"].to_list()
+
+    def assumed_devices(self) -> list[tuple[int, int, str]]:
+        """(trace_id, device, name) of the devices that ran work but are not listed in their
+        trace's deviceProperties, named after the trace's only listed device type."""
+        if "_device_models" not in self.tables:
+            return []
+        return self.sql("""SELECT trace_id, device, name FROM _device_models
+                           WHERE ran_work AND name_source LIKE 'assumed%' ORDER BY trace_id, device""").rows()
 
     def report(self, out_path: str, title: str | None = None) -> str:
         """Write the self-contained HTML report (docs/report.md) to `out_path`; returns its path."""

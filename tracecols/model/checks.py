@@ -54,15 +54,24 @@ def kernel_warnings(kernels):
     """The warning lines for one trace's kernels table (Arrow), built after the events' checks."""
     if kernels.num_rows == 0:
         return []
-    k = pl.from_arrow(kernels.select(["dur_ns", "dur_raw_ns", "clipped"])).filter(pl.col("clipped"))
-    if k.height == 0:
-        return []
-    worst = int((k["dur_raw_ns"] - k["dur_ns"]).max())
-    return [f"{k.height} device event(s) overlap the next one on their stream (largest overlap {_us(worst)} µs): "
-            "clipped to its start in kernels.dur_ns, raw value in kernels.dur_raw_ns"]
+    k = pl.from_arrow(kernels.select(["dur_ns", "dur_raw_ns", "clipped"]))
+    out = []
+    neg = k.filter(pl.col("dur_raw_ns") < 0)
+    if neg.height:
+        out.append(f"{neg.height} device event(s) with a negative 'dur' (most negative {_us(int(neg['dur_raw_ns'].min()))} µs): "
+                   "taken as 0 in kernels.dur_ns, so left out of every duration sum and busy time; "
+                   "raw value in kernels.dur_raw_ns")
+    k = k.filter(pl.col("clipped"))
+    if k.height:
+        worst = int((k["dur_raw_ns"] - k["dur_ns"]).max())
+        out.append(f"{k.height} device event(s) overlap the next one on their stream (largest overlap {_us(worst)} µs): "
+                   "clipped to its start in kernels.dur_ns, raw value in kernels.dur_raw_ns")
+    return out
 
 
 def _us(ns):
-    """ns as exact decimal µs text: 40000 -> '40', 1500 -> '1.5', 1 -> '0.001'."""
+    """ns as exact decimal µs text: 40000 -> '40', 1500 -> '1.5', 1 -> '0.001', -3000 -> '-3'."""
+    if ns < 0:
+        return "-" + _us(-ns)
     whole, frac = divmod(ns, 1000)
     return f"{whole}.{frac:03d}".rstrip("0").rstrip(".") if frac else str(whole)

@@ -1,15 +1,18 @@
-"""Compare two traces: kernels by name (per device), CPU ops by name, and CPU ops by call path.
+"""Compare two traces: kernels by name, CPU ops by name, and CPU ops by call path.
 
 Each side is first reduced to one row per key with additive measures (counts, summed
 nanoseconds, summed FLOPs and bytes); `compare` then joins the two sides on the key (full
 outer: a key present on one side only is an "only in A" / "only in B" row), computes the
 changes and sorts by the absolute change in GPU time (ties: host time, then the key).
 
-- kernels: key (device, name); GPU time = sum of the events' durations. FLOPs and bytes come
+- kernels: key name, over all devices together (two traces of one job often ran on different
+  GPUs, so a per-device key would match nothing); key (device, name) with `by_device`. GPU time
+  = sum of the events' durations; `devices` lists the devices the name ran on. FLOPs and bytes come
   from the `kernel_perf` view (op_perf's model split over the op's kernels); achieved TFLOP/s and
   TB/s are the summed FLOPs / bytes over the summed time, and the % of peak divides by the
   duration-weighted peak of the events that have one.
-- ops: key name, over cpu_op slices; host time = sum of durations, self = sum of self times,
+- ops: key name, over cpu_op slices (host-side: never keyed by device, `by_device` or not);
+  host time = sum of durations, self = sum of self times,
   GPU time = sum of the durations of the device events each op launched directly (`op_uid`, so
   nested ops of one name are not counted twice).
 - callpaths: key = the names of the op's enclosing cpu_op / user_annotation slices from the root
@@ -21,13 +24,20 @@ import polars as pl
 
 from .tree import nearest
 
-KEYS = {"kernel": ["device", "name"], "op": ["name"], "callpath": ["callpath"]}
+KEYS = {"kernel": ["name"], "op": ["name"], "callpath": ["callpath"]}
+KERNEL_BY_DEVICE = ["device", "name"]
 PATH_CATS = ("cpu_op", "user_annotation")
 SEP = " > "
 
 
-def kernel_side(kernels, perf=None):
-    """kernels: polars frame of the `kernels` table; perf: of the `kernel_perf` view (or None)."""
+def keys(kind, by_device=False):
+    """The key columns of a comparison of `kind`."""
+    return KERNEL_BY_DEVICE if kind == "kernel" and by_device else KEYS[kind]
+
+
+def kernel_side(kernels, perf=None, by_device=False):
+    """kernels: polars frame of the `kernels` table; perf: of the `kernel_perf` view (or None).
+    One row per name (all devices summed), or per (device, name) with `by_device`."""
     k = kernels.select(["trace_id", "uid", "device", "name", "dur_ns"])
     if perf is not None and perf.height:
         p = perf.select(["trace_id", "uid", "kernel_flop", "kernel_bytes", "peak_tflops_per_s", "peak_tb_per_s"])
@@ -36,7 +46,10 @@ def kernel_side(kernels, perf=None):
         k = k.with_columns([pl.lit(None, pl.Float64).alias(c) for c in
                             ("kernel_flop", "kernel_bytes", "peak_tflops_per_s", "peak_tb_per_s")])
     d = pl.col("dur_ns").fill_null(0)
-    return (k.group_by(["device", "name"]).agg(
+    per_device = [] if by_device else [  # which devices the name ran on, e.g. "1" or "0,3"
+        pl.col("device").unique().sort().cast(pl.String).str.join(",").alias("devices")]
+    return (k.group_by(keys("kernel", by_device)).agg(
+        *per_device,
         pl.len().cast(pl.Int64).alias("count"),
         d.sum().cast(pl.Int64).alias("gpu_ns"),
         pl.col("kernel_flop").sum().alias("flops"),
@@ -173,12 +186,13 @@ def _finish_kernel_pair(j):
     return out
 
 
-def diff(a_tables, b_tables, kind):
+def diff(a_tables, b_tables, kind, by_device=False):
     """a_tables/b_tables: dicts of polars frames ('slices', 'kernels', and 'kernel_perf' when
-    available). Returns the comparison frame for `kind` in ('kernel', 'op', 'callpath')."""
+    available). Returns the comparison frame for `kind` in ('kernel', 'op', 'callpath');
+    `by_device` keys kernels by (device, name) instead of name."""
     if kind == "kernel":
-        sa = kernel_side(a_tables["kernels"], a_tables.get("kernel_perf"))
-        sb = kernel_side(b_tables["kernels"], b_tables.get("kernel_perf"))
+        sa = kernel_side(a_tables["kernels"], a_tables.get("kernel_perf"), by_device)
+        sb = kernel_side(b_tables["kernels"], b_tables.get("kernel_perf"), by_device)
     elif kind == "op":
         sa = op_side(a_tables["slices"], a_tables["kernels"])
         sb = op_side(b_tables["slices"], b_tables["kernels"])
@@ -187,4 +201,4 @@ def diff(a_tables, b_tables, kind):
         sb = callpath_side(b_tables["slices"], b_tables["kernels"])
     else:
         raise ValueError(f"unknown diff kind {kind!r}")
-    return compare(sa, sb, KEYS[kind], kind)
+    return compare(sa, sb, keys(kind, by_device), kind)

@@ -15,6 +15,8 @@ Overlaps on one stream (see clip_overlaps): the device events of one stream run 
 another, so an event that ends after the next one on its stream starts (seen in ROCm traces)
 is cut short at that start. `dur_ns`/`end_ns` hold the clipped values every analysis uses,
 `dur_raw_ns` the duration as written, `clipped` says which rows were cut (docs/schema.md).
+A negative duration as written is taken as 0 in `dur_ns`, so that no sum of durations and no
+busy-time union ever counts it (`dur_raw_ns` keeps it; traces.warnings counts such events).
 """
 import numpy as np
 import polars as pl
@@ -159,16 +161,18 @@ def clip_overlaps(k):
     """Cut each device event short where it runs past the start of the next one on its stream.
 
     `k`: polars frame with the STREAM_KEY columns, uid, ts_ns and dur_ns (nulls taken as 0
-    before). Per stream, in (ts_ns, uid) order, an event whose end is after the next event's
+    before). A negative dur_ns is taken as 0: the event covers no time, so it never overlaps.
+    Per stream, in (ts_ns, uid) order, an event whose end is after the next event's
     start gets dur_ns = next start - its start (so a tie on ts_ns gives the first, by uid, 0).
     Returns `k` with dur_ns and end_ns clipped, dur_raw_ns (dur_ns as it came) and clipped.
     Events without ts_ns are never cut and never cut another.
     """
     k = k.sort(STREAM_KEY + ["ts_ns", "uid"], nulls_last=True)
+    k = k.with_columns(pl.col("dur_ns").alias("dur_raw_ns"), pl.col("dur_ns").clip(lower_bound=0))
     nxt = pl.col("ts_ns").shift(-1)
     same = pl.all_horizontal([pl.col(c).eq_missing(pl.col(c).shift(-1)) for c in STREAM_KEY])
     over = (same & (pl.col("ts_ns") + pl.col("dur_ns") > nxt)).fill_null(False)
-    k = k.with_columns(pl.col("dur_ns").alias("dur_raw_ns"), over.alias("clipped"),
+    k = k.with_columns(over.alias("clipped"),
                        pl.when(over).then(nxt - pl.col("ts_ns")).otherwise(pl.col("dur_ns")).alias("dur_ns"))
     return k.with_columns((pl.col("ts_ns") + pl.col("dur_ns")).alias("end_ns"))
 

@@ -16,7 +16,8 @@
 -- async_cpu_to_gpu names). kernels (tracecols' own link) links by correlation within one
 -- process and by flows; it keeps the links that this rule drops.
 -- Durations: TraceLens takes `dur` as written; kernels.dur_ns is cut where a device event
--- runs past the start of the next one on its stream, so dur_ns here is kernels.dur_raw_ns.
+-- runs past the start of the next one on its stream, so dur_ns here is kernels.dur_raw_ns
+-- (but never negative: a negative duration as written is taken as 0, as in kernels.dur_ns).
 -- Columns (one row per row of kernels):
 --   trace_id      INTEGER   trace
 --   uid           BIGINT    the device event (position in traceEvents)
@@ -27,9 +28,9 @@
 --   correlation   BIGINT    correlation id of the device event
 --   kernel_class  VARCHAR   as in kernels (communication, memcpy, memset, gemm, …)
 --   ts_ns         BIGINT    ns, start
---   dur_ns        BIGINT    ns, duration as written (not clipped)
+--   dur_ns        BIGINT    ns, duration as written (not clipped; a negative one taken as 0)
 --   end_ns        BIGINT    ns, ts_ns + dur_ns
---   dur_raw_ns    BIGINT    ns, the same as dur_ns (the name kernels uses for it)
+--   dur_raw_ns    BIGINT    ns, kernels.dur_raw_ns: as written, negative values kept
 --   launch_uid    BIGINT    the launch call TraceLens links the event to (null: unlinked)
 --   op_uid        BIGINT    nearest cpu_op above that launch call (kernel_summary's "Parent cpu_op")
 --   launcher_uid  BIGINT    the launcher of ops_summary (kernels.launcher_uid's rule: python frames
@@ -86,7 +87,7 @@ by_launch AS (  -- the launcher and op path of a launch call, from any device ev
     GROUP BY trace_id, launch_uid
 )
 SELECT k.trace_id, k.uid, k.cat, k.name, k.device, k.stream, k.correlation, k.kernel_class,
-       k.ts_ns, k.dur_raw_ns AS dur_ns, k.ts_ns + k.dur_raw_ns AS end_ns, k.dur_raw_ns,
+       k.ts_ns, greatest(k.dur_raw_ns, 0) AS dur_ns, k.ts_ns + greatest(k.dur_raw_ns, 0) AS end_ns, k.dur_raw_ns,
        ln.launch_uid,
        -- the same launch call as kernels: that row's own attribution; else the launch call's
        CASE WHEN ln.launch_uid = k.launch_uid THEN k.op_uid ELSE ls.op_uid END AS op_uid,

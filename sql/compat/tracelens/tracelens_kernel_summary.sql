@@ -26,7 +26,7 @@
 --   "Percent of total time (%)"       DOUBLE   % (0-100) of tracelens_gpu_timeline's total_time
 CREATE OR REPLACE VIEW tracelens_kernel_summary AS
 WITH k AS (
-    SELECT k.trace_id, k.name, k.stream, k.dur_raw_ns AS dur_ns,
+    SELECT k.trace_id, k.name, k.stream, k.dur_ns,
            CASE WHEN k.launch_uid IS NULL THEN ''
                 WHEN o.uid IS NOT NULL THEN coalesce(c.category, 'other')
                 ELSE 'runtime' END AS pcat,
