@@ -387,3 +387,27 @@ def test_warnings_are_shown_with_their_counts(tmp_path):
     run("report", _lake(tmp_path, "warned", [MTIA, synthetic]), "-o", out)
     assert sorted(shown(out.read_text())) == sorted(both)
     assert any(w.startswith("mtia_inference_rank_0: 62 launch event(s) repeat a correlation id") for w in both)
+
+
+def test_kernel_names_shorten_and_labels_cut_to_width():
+    from tracecols.report.labels import fit, kernel_label, text_px, trace_labels
+    assert kernel_label("void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<c10::BFloat16>, "
+                        "std::array<char*, 3ul> >(int, at::native::CUDAFunctor_add<c10::BFloat16>, "
+                        "std::array<char*, 3ul>)") == \
+        "vectorized_elementwise_kernel<4, CUDAFunctor_add<BFloat16>, array<char*, 3ul> >"
+    assert kernel_label("void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<c10::BFloat16, float>"
+                        "(int, float, c10::BFloat16 const*)") == "vectorized_layer_norm_kernel<BFloat16, float>"
+    assert kernel_label("ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclDevComm*, unsigned long, ncclWork*)") == \
+        "ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t"
+    assert kernel_label("Memcpy DtoH (Device -> Pinned)") == "Memcpy DtoH (Device -> Pinned)"  # not an argument list
+    name = "autograd::engine::evaluate_function: torch::autograd::CppNode<SplitLookupFunction_sgd_Op>"
+    for where in ("middle", "end"):
+        cut = fit(name, 200, where=where)
+        assert text_px(cut) <= 200 and "…" in cut and cut.replace("…", "") != name
+    assert fit(name, 200).startswith("autograd::") and fit(name, 200).endswith("_Op>")
+    assert fit(name, 200, where="end").startswith("autograd::engine::")
+    assert fit("aten::mm", 200) == "aten::mm"
+    rows = [(0, "/r/a/rank0.json", 0), (1, "/r/b/rank1.json", 1)]
+    assert trace_labels(rows, lake=True) == {0: "rank 0", 1: "rank 1"}
+    assert trace_labels(rows + [(2, "/r/c/rank1.json", 1)], lake=True) == {0: "rank0", 1: "b/rank1", 2: "c/rank1"}
+    assert trace_labels([(0, "/r/x.pt.trace.json.gz", None)], lake=False) == {0: ""}
