@@ -7,11 +7,15 @@ script counts them in the browser).
 import math
 from html import escape
 
+from .labels import fit, text_px
+
 PALETTE = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1",
            "#ff9da7", "#9c755f", "#bab0ac")
 
 W, H = 860, 340          # default plot size (px)
-ML, MR, MT, MB = 70, 20, 16, 46   # margins: left, right, top, bottom
+MR, MT, MB = 12, 16, 46  # margins: right (beyond the last tick's label), top, bottom
+FONT, VAL_FONT, AXT_FONT = 11, 10, 12   # px: the page's CSS for svg text, .val and .axt
+LABEL_MAX = 330          # px: the widest a bar label may be (a longer one is cut, whole in its tooltip)
 
 
 def _e(s):
@@ -33,22 +37,28 @@ def _num(v):
 
 
 def nice_ticks(lo, hi, n=5):
-    """Round tick values covering [lo, hi]."""
+    """Round tick values from at or below `lo` to at or above `hi` (so an axis that ends at
+    its last tick holds the data)."""
     if hi <= lo:
         hi = lo + 1
     raw = (hi - lo) / max(n, 1)
     mag = 10 ** math.floor(math.log10(raw))
     step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
-    start = math.floor(lo / step) * step
-    ticks, v = [], start
-    while v <= hi + step * 1e-9:
-        ticks.append(round(v, 12))
-        v += step
-    return ticks
+    k0, k1 = math.floor(lo / step), math.ceil(hi / step)
+    while k0 * step > lo:     # float division may land one step inside the data
+        k0 -= 1
+    while k1 * step < hi:
+        k1 += 1
+    return [round(k * step, 12) for k in range(k0, k1 + 1)]
 
 
 def log_ticks(lo, hi):
+    """Powers of ten from at or below `lo` to at or above `hi`."""
     a, b = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
+    while 10.0 ** a > lo:
+        a -= 1
+    while 10.0 ** b < hi:
+        b += 1
     if a == b:
         b += 1
     return [10.0 ** k for k in range(a, b + 1)]
@@ -68,27 +78,51 @@ def _svg(w, h, body):
     return f'<svg width="{w}" height="{h}" viewBox="0 0 {w} {h}" role="img">{body}</svg>'
 
 
-def _axis_title(x, y, text, rotate=False):
-    tr = f' transform="rotate(-90 {x:.1f} {y:.1f})"' if rotate else ""
+def _axis_title(x, y, text, rotate=False, room=W):
+    """An axis title centred on (x, y), moved (never cut) so that it stays inside [0, room]."""
+    half = text_px(text, AXT_FONT) / 2 + 2
+    if rotate:
+        y = min(max(y, half), room - half)
+        tr = f' transform="rotate(-90 {x:.1f} {y:.1f})"'
+    else:
+        x = min(max(x, half), room - half)
+        tr = ""
     return f'<text class="axt" x="{x:.1f}" y="{y:.1f}" text-anchor="middle"{tr}>{_e(text)}</text>'
 
 
+def bar_labels(labels, short=None, cut="middle"):
+    """Bar labels that fit LABEL_MAX: `short` (a name shortener) first, then cut in the middle
+    or at the end; labels that an end cut made equal are cut in the middle instead, which
+    keeps their ends apart."""
+    shown = [str(short(lab) if short else lab) for lab in labels]
+    out = [fit(s, LABEL_MAX, FONT, where=cut) for s in shown]
+    dup = {c for c in out if out.count(c) > 1}
+    return [fit(s, LABEL_MAX, FONT) if c in dup and c != s else c for s, c in zip(shown, out)]
+
+
 def hbars(cid, title, reading, labels, series, xlabel, fmt=_num, colors=None, legend=None, stacked=False,
-          note=None, xmax=None):
-    """Horizontal bars, one row per label; `series` is a list of value lists (stacked when several)."""
+          note=None, xmax=None, short=None, cut="middle"):
+    """Horizontal bars, one row per label; `series` is a list of value lists (stacked when several).
+    Each label is drawn whole or cut to fit (`short`: how to shorten it first; `cut`: "middle" or
+    "end"), its full text in a tooltip; the left margin is as wide as the widest drawn label."""
     n = len(labels)
     colors = colors or PALETTE
-    lw = min(300, max(60, 7 * max((len(str(s)) for s in labels), default=4)))
+    shown = bar_labels(labels, short, cut)
+    lw = math.ceil(max((text_px(s, FONT) for s in shown), default=0)) + 12
     row = 22
     w, h = W, MT + n * row + MB
-    pw = w - lw - MR - 60
     totals = [sum((s[i] or 0) for s in series) for i in range(n)]
-    hi = xmax if xmax is not None else (max(totals) if totals and max(totals) > 0 else 1)
+    top = max(totals, default=0)
+    # shares that add up to 100 may sum a hair above it: they end at the axis, not past it
+    hi = xmax if xmax is not None and top <= xmax * (1 + 1e-9) else (top if top > 0 else 1)
     ticks = nice_ticks(0, hi)
-    hi = max(hi, ticks[-1])
+    hi = ticks[-1]
+    # room right of the plot: the longest value label after a bar, or half the last tick's label
+    vw = max([text_px(fmt(t), VAL_FONT) + 6 for t in totals] + [text_px(_num(ticks[-1]), FONT) / 2])
+    pw = w - lw - vw - MR
 
     def sx(v):
-        return lw + v / hi * pw
+        return lw + min(v, hi) / hi * pw
 
     b = []
     for t in ticks:
@@ -97,18 +131,18 @@ def hbars(cid, title, reading, labels, series, xlabel, fmt=_num, colors=None, le
                  f'<text class="tick" x="{x:.1f}" y="{MT + n * row + 14}" text-anchor="middle">{_num(t)}</text>')
     for i, lab in enumerate(labels):
         y = MT + i * row
-        short = str(lab) if len(str(lab)) <= 48 else str(lab)[:47] + "…"
         b.append(f'<text class="lab" x="{lw - 6}" y="{y + row * 0.65:.1f}" text-anchor="end">'
-                 f'<title>{_e(lab)}</title>{_e(short)}</text>')
-        x0 = lw
+                 f'<title>{_e(lab)}</title>{_e(shown[i])}</text>')
+        x0, acc = lw, 0.0
         for k, s in enumerate(series):
             v = s[i] or 0
-            wv = v / hi * pw
+            acc += v
+            wv = sx(acc) - x0
             if wv > 0:
                 b.append(f'<rect class="mark" x="{x0:.1f}" y="{y + 3}" width="{max(wv, 0.8):.1f}" '
                          f'height="{row - 6}" fill="{colors[k % len(colors)]}"><title>{_e(lab)}: '
                          f'{_e(fmt(v))}</title></rect>')
-            x0 += wv
+                x0 += wv
         b.append(f'<text class="val" x="{x0 + 4:.1f}" y="{y + row * 0.65:.1f}">{_e(fmt(totals[i]))}</text>')
     b.append(f'<line class="axis" x1="{lw}" x2="{lw}" y1="{MT}" y2="{MT + n * row}"/>')
     b.append(_axis_title(lw + pw / 2, h - 8, xlabel))
@@ -116,11 +150,12 @@ def hbars(cid, title, reading, labels, series, xlabel, fmt=_num, colors=None, le
 
 
 def xy(cid, title, reading, series, xlabel, ylabel, logx=False, logy=False, lines=(), kind="points",
-       note=None, height=H, ymin=None):
+       note=None, height=H, ymin=None, xlim=None):
     """Scatter (kind="points") or step lines (kind="step") of series [{name, color, points:[(x, y)]}];
-    `lines` are reference lines [{name, color, points, dash}] (not data marks)."""
+    `lines` are reference lines [{name, color, points, dash}] (not data marks). Both axes run from
+    a tick at or below the smallest value to one at or above the largest (`ymin`, `xlim` = (lo, hi)
+    widen them; they never cut data off)."""
     w, h = W, height
-    pw, ph = w - ML - MR, h - MT - MB
     pts = [p for s in series for p in s["points"]] + [p for s in lines for p in s["points"]]
     if logx:
         pts = [p for p in pts if p[0] > 0]
@@ -128,23 +163,27 @@ def xy(cid, title, reading, series, xlabel, ylabel, logx=False, logy=False, line
         pts = [p for p in pts if p[1] > 0]
     xs = [p[0] for p in pts] or [0, 1]
     ys = [p[1] for p in pts] or [0, 1]
-    if logx:
-        xt = log_ticks(min(xs), max(xs))
-    else:
-        xt = nice_ticks(min(xs), max(xs))
+    xlo, xhi = min(xs), max(xs)
+    if xlim is not None:
+        xlo, xhi = min(xlo, xlim[0]), max(xhi, xlim[1])
+    xt = log_ticks(xlo, xhi) if logx else nice_ticks(xlo, xhi)
     if logy:
         yt = log_ticks(min(ys), max(ys))
     else:
-        yt = nice_ticks(min(ys) if ymin is None else ymin, max(ys))
-    x0, x1, y0, y1 = xt[0], xt[-1], yt[0], yt[-1]
+        yt = nice_ticks(min(ys) if ymin is None else min(ymin, min(ys)), max(ys))
+    x0, x1, y0, y1 = min(xt[0], xlo), max(xt[-1], xhi), min(yt[0], min(ys)), max(yt[-1], max(ys))
     if logx:
         x0, x1 = math.log10(x0), math.log10(x1)
     if logy:
         y0, y1 = math.log10(y0), math.log10(y1)
+    # left margin: the y axis title (rotated, 12 px) and the widest tick label
+    ml = math.ceil(AXT_FONT + 12 + max(text_px(_num(t), FONT) for t in yt))
+    mr = MR + math.ceil(text_px(_num(xt[-1]), FONT) / 2)
+    pw, ph = w - ml - mr, h - MT - MB
 
     def sx(v):
         v = math.log10(v) if logx else v
-        return ML + (v - x0) / ((x1 - x0) or 1) * pw
+        return ml + (v - x0) / ((x1 - x0) or 1) * pw
 
     def sy(v):
         v = math.log10(v) if logy else v
@@ -153,16 +192,16 @@ def xy(cid, title, reading, series, xlabel, ylabel, logx=False, logy=False, line
     def ok(p):
         return (not logx or p[0] > 0) and (not logy or p[1] > 0)
 
-    b = [f'<rect class="plot" x="{ML}" y="{MT}" width="{pw}" height="{ph}"/>']
+    b = [f'<rect class="plot" x="{ml}" y="{MT}" width="{pw}" height="{ph}"/>']
     for t in xt:
         x = sx(t)
         b.append(f'<line class="grid" x1="{x:.1f}" x2="{x:.1f}" y1="{MT}" y2="{MT + ph}"/>'
                  f'<text class="tick" x="{x:.1f}" y="{MT + ph + 14}" text-anchor="middle">{_num(t)}</text>')
     for t in yt:
         y = sy(t)
-        b.append(f'<line class="grid" x1="{ML}" x2="{ML + pw}" y1="{y:.1f}" y2="{y:.1f}"/>'
-                 f'<text class="tick" x="{ML - 5}" y="{y + 4:.1f}" text-anchor="end">{_num(t)}</text>')
-    b.append(f'<clipPath id="{_e(cid)}-clip"><rect x="{ML}" y="{MT}" width="{pw}" height="{ph}"/></clipPath>'
+        b.append(f'<line class="grid" x1="{ml}" x2="{ml + pw}" y1="{y:.1f}" y2="{y:.1f}"/>'
+                 f'<text class="tick" x="{ml - 5}" y="{y + 4:.1f}" text-anchor="end">{_num(t)}</text>')
+    b.append(f'<clipPath id="{_e(cid)}-clip"><rect x="{ml}" y="{MT}" width="{pw}" height="{ph}"/></clipPath>'
              f'<g clip-path="url(#{_e(cid)}-clip)">')
     for ln in lines:
         p = " ".join(f"{sx(x):.1f},{sy(y):.1f}" for x, y in ln["points"] if ok((x, y)))
@@ -189,9 +228,9 @@ def xy(cid, title, reading, series, xlabel, ylabel, logx=False, logy=False, line
                 b.append(f'<circle class="mark" cx="{sx(pt[0]):.1f}" cy="{sy(pt[1]):.1f}" r="3.2" '
                          f'fill="{c}">{tip}</circle>')
     b.append("</g>")
-    b.append(f'<line class="axis" x1="{ML}" x2="{ML}" y1="{MT}" y2="{MT + ph}"/>'
-             f'<line class="axis" x1="{ML}" x2="{ML + pw}" y1="{MT + ph}" y2="{MT + ph}"/>')
-    b.append(_axis_title(ML + pw / 2, h - 8, xlabel))
-    b.append(_axis_title(16, MT + ph / 2, ylabel, rotate=True))
+    b.append(f'<line class="axis" x1="{ml}" x2="{ml}" y1="{MT}" y2="{MT + ph}"/>'
+             f'<line class="axis" x1="{ml}" x2="{ml + pw}" y1="{MT + ph}" y2="{MT + ph}"/>')
+    b.append(_axis_title(ml + pw / 2, h - 8, xlabel))
+    b.append(_axis_title(AXT_FONT + 2, MT + ph / 2, ylabel, rotate=True, room=h))
     legend = [(s["name"], s["color"]) for s in series] + [(ln["name"], ln["color"]) for ln in lines]
     return figure(cid, title, reading, _svg(w, h, "".join(b)), legend=legend, note=note)

@@ -2,12 +2,14 @@
 import datetime
 import math
 import os
+import re
 from decimal import Decimal
 from html import escape
 
 from ..version import __version__
 from . import charts
 from .charts import PALETTE
+from .labels import kernel_label, trace_labels
 from .units import fmt_ns, time_unit
 from .units import fmt_pct as _pct
 
@@ -15,6 +17,7 @@ TOP = 15            # rows of the top-N charts
 MAX_GAPS = 600      # idle gaps drawn (the largest)
 QUEUE_BINS = 400    # time bins of the queue depth series
 MAX_STREAMS = 6     # queue depth series drawn (the busiest streams)
+MAX_WARNINGS = 100  # lines of traces.warnings shown
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
 
@@ -37,8 +40,9 @@ svg circle.mark{fill-opacity:.75}
 table{border-collapse:collapse;font-size:12.5px;margin:6px 0 12px}th,td{padding:3px 9px;border-bottom:1px solid #eceff3}
 th{background:#f0f3f6;cursor:pointer;user-select:none;text-align:left;white-space:nowrap}
 th[data-dir=asc]::after{content:" ▲"}th[data-dir=desc]::after{content:" ▼"}
-td.n{text-align:right;font-variant-numeric:tabular-nums}td.name{max-width:560px;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
-.flag{color:#c0392b;font-weight:600}.empty{color:#889}
+td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}td.name{max-width:min(560px,45vw);white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
+.tw{overflow-x:auto;max-width:100%}
+.warn{background:#fff7e0;border:1px solid #ecd28b;border-radius:5px;padding:8px 14px;margin:6px 0}.warn ul{margin:4px 0 0;padding-left:20px}.flag{color:#c0392b;font-weight:600}.empty{color:#889}
 #tc-check{display:none}
 """
 
@@ -100,8 +104,21 @@ def table(tid, header, rows, kinds):
         body.append("<tr>" + "".join(cells) + "</tr>")
     if not rows:
         return '<p class="empty">(no rows)</p>'
-    return (f'<table class="sortable" id="{_e(tid)}"><thead><tr>{h}</tr></thead>'
-            f'<tbody>{"".join(body)}</tbody></table>')
+    # a table wider than the window scrolls inside its section instead of running off the page
+    return (f'<div class="tw"><table class="sortable" id="{_e(tid)}"><thead><tr>{h}</tr></thead>'
+            f'<tbody>{"".join(body)}</tbody></table></div>')
+
+
+def _warning(line):
+    """One line of traces.warnings as HTML, its leading count in bold with thousands separators."""
+    m = re.match(r"(\d+)(.*)", line, re.S)
+    return f"<b>{int(m[1]):,}</b>{_e(m[2])}" if m else _e(line)
+
+
+def _top(rows, what):
+    """`Top 15 kernels`, `Top kernel`: the title of a top-N chart of these rows."""
+    n = min(TOP, len(rows))
+    return f"Top {n} {what}s" if n > 1 else f"Top {what}"
 
 
 def _cut(s, n):
@@ -119,14 +136,17 @@ class _Report:
     def __init__(self, src, is_lake):
         self.src, self.lake, self.names = src, is_lake, set(src.tables)
         self.sections = []
+        self.traces = _rows(src, """SELECT trace_id, path, rank, world_size, n_events, span_ns, warnings
+            FROM traces ORDER BY trace_id""") if "traces" in self.names else []
+        self.labels = trace_labels([(t["trace_id"], t["path"], t["rank"]) for t in self.traces], is_lake)
 
     def has(self, *names):
         return all(n in self.names for n in names)
 
     def scope(self, r):
-        parts = []
-        if self.lake or r.get("rank") is not None:
-            parts.append(f"rank {r['rank']}" if r.get("rank") is not None else f"trace {r['trace_id']}")
+        """Which trace and GPU a row is about: `rank 3 · GPU 0`, `train_a · GPU 0`, `GPU 0`."""
+        trace = self.labels.get(r["trace_id"], f"trace {r['trace_id']}")
+        parts = [trace] if trace else []
         if r.get("device") is not None:
             parts.append(f"GPU {r['device']}")
         return " · ".join(parts) or f"trace {r['trace_id']}"
@@ -135,6 +155,40 @@ class _Report:
         self.sections.append(f'<section id="{sid}"><h2>{_e(title)}</h2>{"".join(parts)}</section>')
 
     # --- sections -------------------------------------------------------------------------
+    def inputs(self):
+        """What was read: in a lake one row per trace (its label is how the charts name it); for
+        every trace, each line of `traces.warnings` (what the reader found wrong and worked around)."""
+        parts = []
+        lines = [(t, w) for t in self.traces for w in (t["warnings"] or [])]
+        if lines:
+            items = "".join(f'<li>{_e(self.labels[t["trace_id"]]) + ": " if self.lake else ""}{_warning(w)}</li>'
+                            for t, w in lines[:MAX_WARNINGS])
+            more = (f'<p class="note">{len(lines) - MAX_WARNINGS} more lines: tracecols info shows them all.</p>'
+                    if len(lines) > MAX_WARNINGS else "")
+            n = len({t["trace_id"] for t, _ in lines})
+            lead = (f"Warnings ({n} of {len(self.traces)} traces): the reader" if self.lake else "The reader")
+            parts.append(f'<div class="warn" id="warnings"><b>{lead} kept events that break the trace format '
+                         f'and worked around them:</b><ul>{items}</ul>{more}</div>')
+        if self.lake and self.traces:
+            paths = [str(t["path"]) for t in self.traces]
+            common = ""
+            if not any("://" in p for p in paths):  # URLs are shown whole
+                try:
+                    common = os.path.commonpath(paths) if len(paths) > 1 else os.path.dirname(paths[0])
+                except ValueError:  # absolute and relative paths mixed
+                    pass
+            if common in paths:
+                common = os.path.dirname(common)
+            parts.append(table("table-traces", ("trace", "file", "rank", "world size", "events", "span", "warnings"),
+                               [(self.labels[t["trace_id"]], os.path.relpath(str(t["path"]), common) if common
+                                 else t["path"], t["rank"], t["world_size"], t["n_events"], t["span_ns"],
+                                 len(t["warnings"] or [])) for t in self.traces],
+                               ("name", "name", "n", "n", "n", "ns", "n")))
+            if common:
+                parts.append(f'<p class="note">Files under {_e(common)}.</p>')
+        if parts:
+            self.add("traces", f"Traces ({len(self.traces)})" if self.lake else "Warnings", *parts)
+
     def timeline(self):
         if not self.has("gpu_timeline"):
             return
@@ -178,7 +232,7 @@ class _Report:
             if rows:
                 div, unit = time_unit(max(r["gpu"] for r in rows))
                 parts.append(charts.hbars(
-                    "chart-top-ops", f"Top {min(TOP, len(rows))} ops by GPU time",
+                    "chart-top-ops", _top(rows, "op") + " by GPU time",
                     "The longest bars are the operators whose own kernels kept the GPU busiest: optimise these first.",
                     [r["name"] for r in rows[:TOP]], [[r["gpu"] / div for r in rows[:TOP]]],
                     f"GPU busy time of the kernels each op launched directly ({unit})",
@@ -194,10 +248,13 @@ class _Report:
             if rows:
                 div, unit = time_unit(max(r["total"] for r in rows))
                 parts.append(charts.hbars(
-                    "chart-top-kernels", f"Top {min(TOP, len(rows))} kernels by GPU time",
+                    "chart-top-kernels", _top(rows, "kernel") + " by GPU time",
                     "Each bar is the summed duration of every launch of one kernel; a few long bars mean a few kernels dominate.",
                     [r["name"] for r in rows[:TOP]], [[r["total"] / div for r in rows[:TOP]]],
-                    f"total kernel duration ({unit})", fmt=lambda v, u=unit: f"{v:,.3g} {u}"))
+                    f"total kernel duration ({unit})", fmt=lambda v, u=unit: f"{v:,.3g} {u}",
+                    short=kernel_label, cut="end",
+                    note="Kernel names without namespaces and arguments; hover a bar or see the table for the full name."
+                    if any(kernel_label(r["name"]) != r["name"] for r in rows[:TOP]) else None))
                 parts.append(table("table-top-kernels", ("kernel", "count", "total", "mean", "min", "max", "share"),
                                    [(r["name"], int(r["count"]), r["total"], r["mean"], r["min"], r["max"], r["share"])
                                     for r in rows], ("name", "n", "ns", "ns", "ns", "ns", "pct")))
@@ -255,15 +312,30 @@ class _Report:
             "achieved TFLOP/s (log scale)", logx=True, logy=True, lines=lines, height=380,
             note=f"{len(rows)} innermost modelled op instances with a GPU time (the longest 1500 at most)."))
 
+    def clocks(self):
+        """({trace_id: origin ns}, span ns, whether the traces share one clock). Traces whose device work
+        overlaps in time share one origin (the ranks of a job: their times line up as the profiler
+        wrote them); traces that do not (unrelated runs, clocks apart) each start at 0."""
+        spans = _rows(self.src, """SELECT trace_id, min(least(ts_ns, coalesce(launch_ts_ns, ts_ns))) AS t0,
+            max(coalesce(end_ns, ts_ns)) AS t1 FROM kernels WHERE ts_ns IS NOT NULL GROUP BY trace_id""")
+        if not spans:
+            return {}, 0, True
+        if max(r["t0"] for r in spans) <= min(r["t1"] for r in spans):
+            t0 = min(r["t0"] for r in spans)
+            return {r["trace_id"]: t0 for r in spans}, max(max(r["t1"] for r in spans) - t0, 1), True
+        return {r["trace_id"]: r["t0"] for r in spans}, max(max(r["t1"] - r["t0"] for r in spans), 1), False
+
     def over_time(self):
         parts = []
-        t0 = None
-        if self.has("queue_depth") or self.has("idle_gaps"):
-            t0 = _rows(self.src, "SELECT min(ts_ns) AS t0, max(ts_ns + coalesce(dur_ns, 0)) AS t1 FROM kernels")[0]
-        if t0 is None or t0["t0"] is None:
+        if not (self.has("queue_depth") or self.has("idle_gaps")):
             return
-        start, span = t0["t0"], max(t0["t1"] - t0["t0"], 1)
+        origin, span, shared = self.clocks()
+        if not origin:
+            return
         div, unit = time_unit(span)
+        xlim = (0, span / div)
+        axis = ("time since the first" if shared else "time since each trace's first") + " kernel launch or device event"
+        apart = "" if shared else " The traces' device work does not overlap in time: each trace's times start at 0."
         if self.has("idle_gaps"):
             n_all = _rows(self.src, "SELECT count(*) AS n FROM idle_gaps")[0]["n"]
             rows = _rows(self.src, f"""SELECT rank, trace_id, device, stream, name, gap_start_ns, gap_ns, cause
@@ -272,15 +344,15 @@ class _Report:
                 gdiv, gunit = time_unit(max(r["gap_ns"] for r in rows))
                 causes = ["host_wait", "kernel_wait", "other"]
                 series = [{"name": c, "color": PALETTE[[2, 0, 6][i]],
-                           "points": [((r["gap_start_ns"] - start) / div, r["gap_ns"] / gdiv,
+                           "points": [((r["gap_start_ns"] - origin[r["trace_id"]]) / div, r["gap_ns"] / gdiv,
                                        f"{self.scope(r)} stream {r['stream']}: {fmt_ns(r['gap_ns'])} before {_cut(r['name'], 50)}")
                                       for r in rows if r["cause"] == c]} for i, c in enumerate(causes)]
                 parts.append(charts.xy(
                     "chart-idle-gaps", "Idle gaps over time",
                     "Each dot is a stretch where a stream sat idle; red dots high up are long waits for the host to launch work.",
-                    series, f"time since the first device event ({unit})", f"gap length ({gunit}, log scale)",
-                    logy=True, note=(f"The largest {len(rows)} of {n_all} gaps." if n_all > len(rows)
-                                     else f"All {n_all} gaps.")))
+                    series, f"{axis} ({unit})", f"gap length ({gunit}, log scale)",
+                    logy=True, xlim=xlim, note=(f"The largest {len(rows)} of {n_all} gaps." if n_all > len(rows)
+                                                else f"All {n_all} gaps.") + apart))
                 it = _rows(self.src, """SELECT rank, trace_id, device, stream, span_ns, idle_ns,
                     host_wait_ns, kernel_wait_ns, other_ns FROM idle_time ORDER BY idle_ns DESC LIMIT 50""") \
                     if self.has("idle_time") else []
@@ -292,11 +364,15 @@ class _Report:
         if self.has("queue_depth"):
             streams = _rows(self.src, f"""SELECT trace_id, any_value(rank) AS rank, device, stream, count(*) AS n
                 FROM queue_depth GROUP BY ALL ORDER BY n DESC, trace_id, device, stream LIMIT {MAX_STREAMS}""")
+            streams = [s for s in streams if s["trace_id"] in origin]
             if streams:
                 binw = max(span // QUEUE_BINS, 1)
                 keys = ", ".join(f"({s['trace_id']}, {s['device']}, {s['stream']})" for s in streams)
-                pts = _rows(self.src, f"""SELECT trace_id, device, stream, (ts_ns - {start}) // {binw} AS b,
-                    max(queue_depth) AS q FROM queue_depth WHERE (trace_id, device, stream) IN ({keys})
+                t0s = ", ".join(f"({t}, {origin[t]})" for t in sorted({s["trace_id"] for s in streams}))
+                pts = _rows(self.src, f"""SELECT qd.trace_id, device, stream, (ts_ns - o.t0) // {binw} AS b,
+                    max(queue_depth) AS q FROM queue_depth qd JOIN (VALUES {t0s}) o(trace_id, t0)
+                    ON qd.trace_id = o.trace_id
+                    WHERE (qd.trace_id, device, stream) IN ({keys}) AND ts_ns IS NOT NULL
                     GROUP BY ALL ORDER BY b""")
                 series = []
                 for i, s in enumerate(streams):
@@ -307,9 +383,9 @@ class _Report:
                 parts.append(charts.xy(
                     "chart-queue-depth", "Queue depth over time",
                     "A line that stays above zero means the host ran ahead of the GPU (GPU-bound); at zero the GPU waited for launches.",
-                    series, f"time since the first device event ({unit})",
-                    "launched, not yet started device events (count)", kind="step", ymin=0,
-                    note=f"Maximum per {fmt_ns(binw)} bin; the {len(streams)} busiest streams."))
+                    series, f"{axis} ({unit})", "launched, not yet started (count)", kind="step", ymin=0, xlim=xlim,
+                    note=f"Device events launched and not yet started: the maximum per {fmt_ns(binw)} bin; "
+                         f"the {len(streams)} busiest streams." + apart))
         if parts:
             self.add("time", "Idle gaps and queue depth over time", *parts)
 
@@ -317,22 +393,43 @@ class _Report:
         if not self.lake:
             return
         parts = []
+        by_rank = {}
+        for t in self.traces:
+            if t["rank"] is not None:
+                by_rank.setdefault(t["rank"], []).append(self.labels[t["trace_id"]])
+        shared = {r: ts for r, ts in sorted(by_rank.items()) if len(ts) > 1}
+        if shared:  # collectives are matched across traces by rank number
+            parts.append('<p class="warn">Several traces carry the same rank, so their collectives cannot be told '
+                         'apart: collective skew and arrival lateness mix them. '
+                         + "; ".join(f"rank {r}: {_e(', '.join(ts))}" for r, ts in shared.items()) + ".</p>")
+        # rows are per trace: named as everywhere else, with a column for the trace when that is not the rank
+        named = bool(shared) or any(t["rank"] is None for t in self.traces)
+
+        def who(r):
+            return self.labels.get(r["trace_id"], f"rank {r['rank']}")
+
+        def cols(header, kinds):
+            return (("trace",) + header, ("name",) + kinds) if named else (header, kinds)
+
+        def row(r, *cells):
+            return (who(r),) + cells if named else cells
+
         if self.has("rank_summary"):
-            rows = _rows(self.src, "SELECT * FROM rank_summary WHERE rank IS NOT NULL ORDER BY rank")
+            rows = _rows(self.src, "SELECT * FROM rank_summary WHERE rank IS NOT NULL ORDER BY rank, trace_id")
             steps = [r for r in rows if r["step_mean_ns"] is not None]
             if steps:
                 div, unit = time_unit(max(r["step_mean_ns"] for r in steps))
                 parts.append(charts.hbars(
                     "chart-rank-steps", "Step time per rank",
                     "Ranks wait for each other at collectives, so a rank with a much longer bar slows the whole job.",
-                    [f"rank {r['rank']}" for r in steps], [[r["step_mean_ns"] / div for r in steps]],
+                    [who(r) for r in steps], [[r["step_mean_ns"] / div for r in steps]],
                     f"mean ProfilerStep time ({unit})", fmt=lambda v, u=unit: f"{v:,.3g} {u}"))
             if rows:
-                parts.append(table("table-rank-summary", ("rank", "steps", "mean step", "max step", "GPU busy",
-                                                          "comm", "exposed comm", "collectives"),
-                                   [(r["rank"], r["steps"], r["step_mean_ns"], r["step_max_ns"], r["gpu_busy_pct"],
-                                     r["comm_pct"], r["exposed_comm_ns"], r["collectives"]) for r in rows],
-                                   ("n", "n", "ns", "ns", "pct", "pct", "ns", "n")))
+                h, k = cols(("rank", "steps", "mean step", "max step", "GPU busy", "comm", "exposed comm", "collectives"),
+                            ("n", "n", "ns", "ns", "pct", "pct", "ns", "n"))
+                parts.append(table("table-rank-summary", h,
+                                   [row(r, r["rank"], r["steps"], r["step_mean_ns"], r["step_max_ns"], r["gpu_busy_pct"],
+                                        r["comm_pct"], r["exposed_comm_ns"], r["collectives"]) for r in rows], k))
         if self.has("collective_skew"):
             rows = _rows(self.src, """SELECT * FROM collective_skew WHERE ranks > 1
                 ORDER BY start_skew_ns DESC, pg_key, collective, seq LIMIT 200""")
@@ -351,26 +448,29 @@ class _Report:
                                      r["start_skew_ns"], r["end_skew_ns"], r["first_rank"], r["last_rank"])
                                     for r in rows], ("name", "name", "n", "n", "n", "ns", "ns", "n", "n")))
         if self.has("stragglers"):
-            rows = _rows(self.src, "SELECT * FROM stragglers ORDER BY rank")
+            rows = _rows(self.src, "SELECT * FROM stragglers ORDER BY rank, trace_id")
             late = [r for r in rows if r["arrival_late_ns"] is not None]
             if late:
                 div, unit = time_unit(max(r["arrival_late_ns"] for r in late) or 1)
                 flagged = [r for r in rows if r["slow_step"] or r["late_arrival"]]
+                flag = [bool(r["slow_step"] or r["late_arrival"]) for r in late]
+                v = [r["arrival_late_ns"] / div for r in late]
+                colors = [PALETTE[0], PALETTE[2]]
                 parts.append(charts.hbars(
                     "chart-stragglers", "Arrival lateness at collectives per rank",
                     "The rank with the longest bar is the one the others most often wait for; red marks a flagged straggler.",
-                    [f"rank {r['rank']}" + (" (straggler)" if r["slow_step"] or r["late_arrival"] else "") for r in late],
-                    [[r["arrival_late_ns"] / div for r in late]],
+                    [who(r) for r in late], [[0 if f else x for x, f in zip(v, flag)], [x if f else 0 for x, f in zip(v, flag)]],
                     f"mean kernel start after the earliest rank's ({unit})", fmt=lambda v, u=unit: f"{v:,.3g} {u}",
-                    note=("Stragglers: " + ", ".join(f"rank {r['rank']}" for r in flagged)) if flagged
+                    colors=colors, legend=list(zip(("rank", "straggler (slow step or late arrival)"), colors)),
+                    note=("Stragglers: " + ", ".join(who(r) for r in flagged)) if flagged
                     else "No rank is an outlier (robust z > 3.5 against the median over ranks)."))
             if rows:
-                parts.append(table("table-stragglers", ("rank", "mean step", "step excess", "arrival lateness",
-                                                        "times last", "slow step", "late arrival"),
-                                   [(r["rank"], r["step_mean_ns"], r["step_excess_pct"], r["arrival_late_ns"],
-                                     r["times_last"], r["slow_step"], r["late_arrival"]) for r in rows],
-                                   ("n", "ns", "pct", "ns", "n", "flag", "flag")))
-        if parts:
+                h, k = cols(("rank", "mean step", "step excess", "arrival lateness", "times last", "slow step",
+                             "late arrival"), ("n", "ns", "pct", "ns", "n", "flag", "flag"))
+                parts.append(table("table-stragglers", h,
+                                   [row(r, r["rank"], r["step_mean_ns"], r["step_excess_pct"], r["arrival_late_ns"],
+                                        r["times_last"], r["slow_step"], r["late_arrival"]) for r in rows], k))
+        if len(parts) > (1 if shared else 0):
             self.add("fleet", "Ranks: step time, collective skew and stragglers", *parts)
 
 
@@ -379,7 +479,7 @@ def render(src, title=None):
     from ..fleet.lake import Lake
     is_lake = isinstance(src, Lake)
     rep = _Report(src, is_lake)
-    for step in (rep.timeline, rep.top, rep.classes, rep.roofline, rep.over_time, rep.fleet):
+    for step in (rep.inputs, rep.timeline, rep.top, rep.classes, rep.roofline, rep.over_time, rep.fleet):
         step()
     origin = getattr(src, "origin", "")
     title = title or f"tracecols report: {os.path.basename(str(origin).rstrip('/')) or origin}"
