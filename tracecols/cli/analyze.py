@@ -180,5 +180,8 @@ def _say(args, line):
 
 
 def _note_unknown_devices(t, args):
+    for trace_id, dev, name in t.assumed_devices():
+        _say(args, f"note: device {dev} of trace {trace_id} is not in its deviceProperties; taken as {name}, "
+                   f"the only device type listed (op_perf.device_model_source says so)")
     for name in t.unknown_devices():
         _say(args, f"note: device {name!r} is not in the device peak table; op_perf's % of peak columns are null for it")
