@@ -7,7 +7,7 @@ from .. import memory
 from ..errors import TraceError
 
 memory.for_this_process()  # before anything loads polars or pyarrow
-from . import commands, fleet  # noqa: E402
+from . import commands, flags, fleet  # noqa: E402
 
 _DEBUG = "TRACECOLS_DEBUG"
 
@@ -20,8 +20,7 @@ def _parser():
 
     s = sub.add_parser("info", help="one screen about a trace: size, events by category, span, devices, rank")
     s.add_argument("source", help="trace file (.json/.json.gz, path or URL) or a tracecols output directory")
-    s.add_argument("--keep-secrets", action="store_true",
-                   help="keep metadata values whose keys look like tokens, passwords or keys (redacted by default)")
+    flags.keep_secrets(s)
     s.set_defaults(func=commands.info)
 
     s = sub.add_parser("sql", help="run DuckDB SQL over a trace's tables")
@@ -32,8 +31,7 @@ def _parser():
     s.add_argument("--max-rows", type=int, default=50, help="rows shown by --format table (default 50)")
     s.add_argument("--capture", metavar="DIR",
                    help="folder of CUDA/HIP graph capture traces: graph-replayed kernels go to the ops that captured them")
-    s.add_argument("--keep-secrets", action="store_true",
-                   help="keep metadata values whose keys look like tokens, passwords or keys (redacted by default)")
+    flags.keep_secrets(s)
     s.set_defaults(func=commands.sql)
 
     s = sub.add_parser("tree", help="print the host call tree under an op (kernels under their launch calls)")
@@ -47,6 +45,7 @@ def _parser():
     s.add_argument("--trace-id", type=int, default=0, help="which trace, when several were opened (default 0)")
     s.add_argument("--capture", metavar="DIR",
                    help="folder of CUDA/HIP graph capture traces: graph-replayed kernels go to the ops that captured them")
+    flags.keep_secrets(s)
     s.set_defaults(func=commands.tree)
 
     s = sub.add_parser("ingest", help="ingest traces (files, directories, globs, URLs) into a Parquet lake")
@@ -56,8 +55,7 @@ def _parser():
     s.add_argument("--executor", choices=["local", "dask"], default="local",
                    help="local processes (default) or a Dask distributed cluster")
     s.add_argument("--scheduler", help="Dask scheduler address, e.g. tcp://HOST:8786 (with --executor dask)")
-    s.add_argument("--keep-secrets", action="store_true",
-                   help="keep metadata values whose keys look like tokens, passwords or keys (redacted by default)")
+    flags.keep_secrets(s)
     s.add_argument("--lock-timeout", type=float, default=None,
                    help="seconds to wait for another ingest into the same local lake (default: "
                         "$TRACECOLS_LOCK_TIMEOUT, else no limit; 0 fails at once)")
@@ -66,8 +64,7 @@ def _parser():
     s = sub.add_parser("export", help="write a DuckDB file of views over a lake, for BI tools")
     s.add_argument("lake", help="lake directory written by `tracecols ingest`")
     s.add_argument("--duckdb", required=True, help="the .duckdb file to write")
-    s.add_argument("--keep-secrets", action="store_true",
-                   help="keep metadata values whose keys look like tokens, passwords or keys (redacted by default)")
+    flags.keep_secrets(s)
     s.set_defaults(func=fleet.export)
 
     from . import augment, diff, link

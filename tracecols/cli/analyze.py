@@ -9,6 +9,7 @@ from ..report.units import fmt_ns as _ns
 from ..report.units import fmt_pct as _pct
 from ..store import parquet
 from ..trace import open as open_trace
+from . import flags
 
 
 def _cut(s, n):
@@ -98,17 +99,19 @@ def register(sub):
     s.add_argument("--top", type=int, default=10, help="rows per summary table (default 10)")
     s.add_argument("--capture", metavar="DIR",
                    help="folder of CUDA/HIP graph capture traces: graph-replayed kernels go to the ops that captured them")
+    flags.keep_secrets(s)
     s.set_defaults(func=analyze)
 
 
 def analyze(args):
     if _is_trace_file(args.source):
         return _analyze_trace(args)
-    t = open_trace(args.source, capture=args.capture)
+    t = open_trace(args.source, capture=args.capture, keep_secrets=args.keep_secrets)
     tables, secs = t.analyses()
     _note_unknown_devices(t)
     if args.output:
-        out = parquet.write_dir(args.output, tables, parquet.manifest(tables, t.inputs, kind="analyses"))
+        out = parquet.write_dir(args.output, tables, parquet.manifest(tables, t.inputs, kind="analyses",
+                                                                      secrets_redacted=t.secrets_redacted))
         print(f"tracecols: wrote {len(tables)} analyses to {out} ({sum(secs.values()):.2f} s of queries)",
               file=sys.stderr)
     summary(t, top=args.top)
@@ -124,12 +127,13 @@ def _analyze_trace(args):
     into -o with every analysis written, or into a temporary directory when there is none,
     where only the analyses the summary shows are written (in the same bounded memory)."""
     from ..pipeline import ingest, read_captures
-    captures = read_captures(args.capture) if args.capture else ()
+    captures = read_captures(args.capture, args.keep_secrets) if args.capture else ()
     with tempfile.TemporaryDirectory(prefix="tracecols-") as tmp:
         out = args.output or os.path.join(tmp, "out")
         t0 = time.perf_counter()
-        ingest([args.source], out=out, views=True if args.output else SUMMARY_VIEWS, captures=captures)
-        t = open_trace(out)
+        ingest([args.source], out=out, views=True if args.output else SUMMARY_VIEWS, captures=captures,
+               keep_secrets=args.keep_secrets)
+        t = open_trace(out, keep_secrets=args.keep_secrets)
         _note_unknown_devices(t)
         if args.output:
             print(f"tracecols: wrote {len(t.tables)} tables and analyses to {out} "

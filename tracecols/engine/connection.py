@@ -1,6 +1,6 @@
 """The one catalog: a DuckDB connection over base tables held anywhere — Arrow tables in
 memory, Parquet files of a saved trace, scans of a lake's files — with the device peak table
-and every sql/ view on top, and secret-looking metadata redacted on the way in."""
+and every sql/ view on top, and secrets redacted on the way in (model/secrets.py)."""
 import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 
@@ -9,7 +9,7 @@ import pyarrow as pa
 
 from ..errors import QueryError, Unsupported
 from ..model.base_tables import BASE_TABLES
-from ..model.secrets import METADATA_COLUMNS, redact_table
+from ..model.secrets import redact_table, sql_candidates
 from . import sqlfiles
 from .specs import device_specs_table
 
@@ -21,8 +21,9 @@ class Scan(str):
 class Engine:
     """Registers base tables and defines every sql/ view over them.
 
-    `tables`: {name: Arrow table | Parquet path(s) | Scan}. `redact`: the metadata tables
-    (model/secrets.py) are read and redacted before they are registered. `fs`: an fsspec
+    `tables`: {name: Arrow table | Parquet path(s) | Scan}. `redact`: the tables may hold
+    secrets (a store written with them kept), which are redacted on the way in (see _redacted).
+    `fs`: an fsspec
     filesystem the scans read through. `database`: a DuckDB file to write the catalog into
     (the Arrow tables become tables of that file) instead of an in-memory one."""
 
@@ -42,8 +43,8 @@ class Engine:
         self._done = {}  # materialised views
         self.base = {}
         for name, t in tables.items():
-            if redact and name in METADATA_COLUMNS:  # small tables: read whole, redacted, registered
-                t = redact_table(name, self._arrow_of(t))
+            if redact:
+                t = self._redacted(name, t)
             if isinstance(t, pa.Table):
                 self._register(name, t)
             elif isinstance(t, Scan):
@@ -74,11 +75,20 @@ class Engine:
         self.con.execute(f"CREATE TABLE {name} AS SELECT * FROM __arrow")
         self.con.unregister("__arrow")
 
-    def _arrow_of(self, t):
+    def _redacted(self, name, t):
+        """Table `t` with its secrets redacted: an Arrow table at once; one on disk (Parquet, a
+        lake's scan) by reading only the rows whose strings could hold one (PREFILTER, run by
+        DuckDB), redacting those, and serving `name` as the other rows on disk plus those
+        (stored in the database file when there is one, so an export needs no Python)."""
         if isinstance(t, pa.Table):
-            return t
+            return redact_table(t)
         src = t if isinstance(t, Scan) else f"read_parquet({_sql_str(t)})"
-        return self.arrow(f"SELECT * FROM {src}")
+        cond = sql_candidates(self.arrow(f"SELECT * FROM {src} LIMIT 0").schema)
+        found = self.arrow(f"SELECT * FROM {src} WHERE {cond}")
+        if not found.num_rows:
+            return t
+        self._register(f"__redacted_{name}", redact_table(found))
+        return Scan(f"(SELECT * FROM {src} WHERE NOT ({cond}) UNION ALL SELECT * FROM __redacted_{name})")
 
     @property
     def names(self):
