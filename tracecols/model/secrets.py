@@ -102,9 +102,11 @@ FORMATS = [
     ("bearer token", re.compile(r"(?P<pre>\b(?i:bearer)\s+)[\w.~+/-]{16,}=*", _A)),
     ("URL password", re.compile(r"(?P<pre>\b[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]+:)[^/\s@]+(?P<post>@)", _A)),
 ]
-# a key and its separator inside a string: `--flag `, `--flag=`, `KEY=`, `KEY: `, `"KEY": `
+# a key and its separator inside a string: `--flag `, `--flag=`, `KEY=`, `KEY = `, `KEY: `, `"KEY": `
+# (not `KEY==`, a version pin, nor `KEY= next`, an empty value)
 _KEY_IN_TEXT = re.compile(r"""(?<![\w.-])(?:(?P<flag>--?[A-Za-z][\w.-]*)(?P<fsep>=(?!=)|[ \t]+)"""
-                          r"""|(?P<q>["']?)(?P<name>[A-Za-z_][\w.-]*)(?P=q)[ \t]*(?:=(?!=)|:(?![:/]))[ \t]*)""", _A)
+                          r"""|(?P<q>["']?)(?P<name>[A-Za-z_][\w.-]*)(?P=q)"""
+                          r"""(?:[ \t]+=[ \t]+|=(?!=)|[ \t]*:(?![:/])[ \t]*))""", _A)
 _VALUE_IN_TEXT = re.compile(r"""(?:(?i:bearer|basic)[ \t]+)?(?:<redacted>|"(?P<dq>[^"\n]*)"|'(?P<sq>[^'\n]*)'"""
                             r"""|(?P<bare>[^\s"'&;,<>(){}\[\]]+))""", _A)
 
