@@ -23,7 +23,7 @@ class Trace(Face):
         self.origin = origin
         # whether the tables hold no secret (model/secrets.py): read with redaction, or redacted here
         self.secrets_redacted = secrets_redacted or redact
-        self._engine = Engine(tables, origin=origin, redact=redact)
+        self._engine = Engine(tables, origin=origin, redact=redact, clean=secrets_redacted)
         self._scratch = None  # the temporary directory of a streamed trace, kept while the Trace lives
 
     @property
@@ -66,10 +66,11 @@ def open(*paths: str | os.PathLike, keep_secrets: bool = False,
             return Lake(d, keep_secrets=keep_secrets)
         if manifest is None:
             raise SourceIOError(d, "is a directory without _tracecols.json (not a tracecols output)")
-        # an output written with keep_secrets (or before events were redacted): redacted on the way out
+        # redacted on the way out: wholly if written with keep_secrets (or before events were
+        # redacted), else only its small metadata tables
         stored = manifest.get("secrets_redacted") is True
         return Trace(parquet.table_files(d), manifest.get("inputs", []), origin=str(d),
-                     redact=not keep_secrets and not stored, secrets_redacted=stored)
+                     redact=not keep_secrets, secrets_redacted=stored)
     from .pipeline import ingest, read_captures  # here: opening a saved directory needs none of it
     captures = read_captures(capture, keep_secrets) if capture is not None else ()
     tables, inputs, scratch = ingest([str(p) for p in paths], keep_secrets=keep_secrets, captures=captures)

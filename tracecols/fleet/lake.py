@@ -35,7 +35,7 @@ class Lake(Face):
         # every trace ingested with redaction: nothing to redact on the way out
         self.secrets_redacted = all(t.get("secrets_redacted") is True for t in m["traces"])
         self._engine = Engine(self._scans(), self.origin, fs=self.lfs.fs if self.lfs.remote else None,
-                              redact=not keep_secrets and not self.secrets_redacted)
+                              redact=not keep_secrets, clean=self.secrets_redacted)
 
     def _scans(self):
         out = {}
@@ -57,9 +57,10 @@ class Lake(Face):
     def export_duckdb(self, out_path, keep_secrets=None):
         """Write a DuckDB database file of views over this lake (absolute file paths), atomically.
 
-        Secrets are redacted unless `keep_secrets` (default: as this Lake was opened): when a
-        trace was ingested with them kept, the rows that hold one are stored in the file,
-        redacted, and the views read them instead (Engine._redacted); so is the device peak table."""
+        Secrets are redacted unless `keep_secrets` (default: as this Lake was opened): the
+        metadata tables (traces, devices) are stored in the file, redacted, and when a trace
+        was ingested with secrets kept, so are the other tables' rows that hold one, which the
+        views then read instead (Engine._redacted); so is the device peak table."""
         import os
         import uuid
 
@@ -69,7 +70,7 @@ class Lake(Face):
         tmp = os.path.join(os.path.dirname(out_path), f".{os.path.basename(out_path)}.tmp-{uuid.uuid4().hex[:8]}")
         keep = self.keep_secrets if keep_secrets is None else keep_secrets
         try:
-            engine = Engine(self._scans(), self.origin, redact=not keep and not self.secrets_redacted, database=tmp)
+            engine = Engine(self._scans(), self.origin, redact=not keep, clean=self.secrets_redacted, database=tmp)
             engine.con.close()
             os.replace(tmp, out_path)
         except BaseException:
