@@ -206,18 +206,21 @@ def test_prefilter_finds_every_secret_in_pyarrow_and_duckdb():
 
     from tracecols.model.secrets import PREFILTER
     texts = [t for t, _ in CAUGHT] + ['{"GITHUB_PAT": 1}', '{"encryption-key": "x"}', '{"Cookie": "x"}',
-                                      '{"creds": {"a": 1}}']
+                                      '{"creds": {"a": 1}}'] + [f"{k}=v" for k in SECRET_KEYS]
     assert pc.all(pc.match_substring_regex(pa.array(texts), PREFILTER)).as_py()
     con = duckdb.connect()
     assert all(con.execute("select regexp_matches(?, ?)", [t, PREFILTER]).fetchone()[0] for t in texts)
 
 
+SECRET_KEYS = ("GITHUB_PAT", "gh-pat", "creds", "Authorization", "accessToken", "botTokenValue", "--hf-token",
+               "x-auth-token", "refresh_token", "token", "SESSION_KEY", "api.key")
+
+
 def test_new_key_rule():
-    for k in ("GITHUB_PAT", "gh-pat", "creds", "Authorization", "accessToken", "--hf-token", "x-auth-token",
-              "refresh_token", "token", "SESSION_KEY", "api.key"):
+    for k in SECRET_KEYS:
         assert is_secret_key(k), k
     for k in ("num_tokens", "max-num-batched-tokens", "tokenizer", "TOKENIZERS_PARALLELISM", "tiktoken", "author",
-              "certificate_authority", "ssl-keyfile", "path", "compat", "keyframes", "Python id"):
+              "certificate_authority", "ssl-keyfile", "path", "compat", "keyframes", "Python id", "myTokenIndex"):
         assert not is_secret_key(k), k
 
 

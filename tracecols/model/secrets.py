@@ -61,7 +61,7 @@ METADATA_TABLES = ("traces", "devices")  # small: a reader redacts them whole, w
 _SECRET_NAME = re.compile(r"secret|passw|credential|creds(?![a-z])|cookie|auth(?!or(?!iz))"
                           r"|(?:api|private|access|session)[_.-]?key|(?:^|[_.-])(?:key|pat)$", re.IGNORECASE | re.ASCII)
 # `token` starting a word (HF_TOKEN, --auth-token, accessToken), not inside one (tiktoken)
-_TOKEN_NAME = re.compile(r"(?i:(?<![a-z])token(?![si]))|(?<=[a-z])Token(?![si])", re.ASCII)
+_TOKEN_NAME = re.compile(r"(?i:(?<![a-z])token(?![si]))|(?<=[a-z])Token(?![sSiI])", re.ASCII)
 _NOTHING = frozenset({"", "true", "false", "none", "null", REDACTED})
 _COUNT = re.compile(r"[+-]?\d+(?:\.\d+)?")
 
@@ -103,7 +103,7 @@ FORMATS = [
     ("Slack", re.compile(r"\bxox[baprs]-[A-Za-z0-9-]{10,}", _A)),
     ("OpenAI / Anthropic", re.compile(r"\bsk-(?=[\w-]*\d)[\w-]{20,}", _A)),
     ("Stripe", re.compile(r"\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,}", _A)),
-    ("bearer token", re.compile(r"(?P<pre>\b(?i:bearer)\s+)[\w.~+/-]{16,}=*", _A)),
+    ("bearer token", re.compile(r"(?P<pre>\b(?i:bearer)[ \t]+)[\w.~+/-]{16,}=*", _A)),
     ("URL password", re.compile(r"(?P<pre>\b[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]+:)[^/\s@]+(?P<post>@)", _A)),
 ]
 # a key and its separator inside a string: `--flag `, `--flag=`, `KEY=`, `KEY = `, `KEY: `, `"KEY": `
