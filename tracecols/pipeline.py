@@ -97,7 +97,7 @@ def read_tables(paths, timings=None, keep_secrets=False, captures=()):
     descriptions (what `ingest` does for traces that fit; the linker and the capture merge
     want Arrow tables whatever the size).
 
-    Secret-looking metadata values are redacted (see model/secrets.py) unless `keep_secrets`.
+    Secrets in the metadata and the events are redacted (see model/secrets.py) unless `keep_secrets`.
     `captures`: capture.Capture objects the graph replays are matched to (read_captures).
 
     `timings`, when a dict, receives the seconds spent per stage (read, tree, links, …).
@@ -110,7 +110,7 @@ def read_tables(paths, timings=None, keep_secrets=False, captures=()):
         _reading(path)
         info = describe(read_trace(path, batches.append), trace_id, path, keep_secrets)
         tracker().stage("building the op tree and the launch links")
-        events = events_table(batches, trace_id, info["rank"])
+        events = events_table(batches, trace_id, info["rank"], keep_secrets)
         del batches
         derived = derived_tables(events, [info], clock, captures=captures, events_schema=events.schema)
         grafted = derived.pop("events_grafted")
@@ -125,14 +125,15 @@ def read_tables(paths, timings=None, keep_secrets=False, captures=()):
 CAPTURE_DETAILS = "execution_details.json"
 
 
-def read_captures(directory):
+def read_captures(directory, keep_secrets=False):
     """The capture traces of a directory as capture.Capture objects, in the order matching
     tries them: those listed in its execution_details.json (file, batch_size, mode), else
-    every trace file in it by name. A single trace file is taken as the one capture trace."""
+    every trace file in it by name. A single trace file is taken as the one capture trace.
+    Their events are grafted into the trace's: redacted alike unless `keep_secrets`."""
     from .model.capture import Capture
     d = Path(str(directory))
     if d.is_file():
-        tables, _ = read_tables([str(d)])
+        tables, _ = read_tables([str(d)], keep_secrets=keep_secrets)
         return [Capture(0, str(d), tables)]
     if not d.is_dir():
         raise SourceIOError(d, "does not exist (--capture wants the folder of graph capture traces, or one of them)")
@@ -152,7 +153,7 @@ def read_captures(directory):
     for i, (path, batch, mode) in enumerate(items):
         if not path.exists():
             raise SourceIOError(path, f"is listed in {CAPTURE_DETAILS} but does not exist")
-        tables, _ = read_tables([str(path)])
+        tables, _ = read_tables([str(path)], keep_secrets=keep_secrets)
         out.append(Capture(i, str(path), tables, batch if type(batch) is int else None,
                            mode if isinstance(mode, str) else None))
     return out
@@ -189,7 +190,8 @@ def ingest_to_dir(paths, out_dir, keep_secrets=False, timings=None, views=True, 
         names = _write_views(tmp, clock, None if timings is None else timings.setdefault("view_seconds", {}),
                              None if views is True else views) if views else []
         inputs = [_input(i) for i in infos]
-        parquet.write_manifest(tmp, parquet.manifest(list(BASE_TABLES) + names, inputs))
+        parquet.write_manifest(tmp, parquet.manifest(list(BASE_TABLES) + names, inputs,
+                                                     secrets_redacted=not keep_secrets))
         clock.lap("parquet")
     return Path(out_dir)
 
@@ -225,7 +227,7 @@ def _write_events(paths, path, keep_secrets, first_trace_id, parts):
     infos = []
 
     def transform(batches, context):
-        return events_table(batches, *context)
+        return events_table(batches, *context, keep_secrets)
 
     writer = parquet.BackgroundWriter(path, EVENTS_SCHEMA, transform)
     try:

@@ -19,10 +19,12 @@ if TYPE_CHECKING:
 class Trace(Face):
     """The tables of one or more traces. `sql()` answers with polars, `table()` with Arrow."""
 
-    def __init__(self, tables, inputs, origin, redact=False):
+    def __init__(self, tables, inputs, origin, redact=False, secrets_redacted=True):
         self.inputs = inputs
         self.origin = origin
-        self._engine = Engine(tables, origin=origin, redact=redact)
+        # whether the tables hold no secret (model/secrets.py): read with redaction, or redacted here
+        self.secrets_redacted = secrets_redacted or redact
+        self._engine = Engine(tables, origin=origin, redact=redact, clean=secrets_redacted)
         self._scratch = None  # the temporary directory of a streamed trace, kept while the Trace lives
 
     @property
@@ -36,7 +38,8 @@ class Trace(Face):
     def save(self, out_dir):
         """Write every table as Parquet (zstd) plus _tracecols.json, atomically."""
         tables = {name: self.table(name) for name in self.tables}
-        return parquet.write_dir(out_dir, tables, parquet.manifest(tables, self.inputs))
+        return parquet.write_dir(out_dir, tables, parquet.manifest(tables, self.inputs,
+                                                                   secrets_redacted=self.secrets_redacted))
 
     def __repr__(self):
         return f"<tracecols.Trace {self.origin}: {', '.join(self.tables)}>"
@@ -46,8 +49,9 @@ def open(*paths: str | os.PathLike, keep_secrets: bool = False,
          capture: str | os.PathLike | None = None) -> Trace | Lake:
     """Open trace files (local or fsspec URLs, .json or .json.gz), or a directory written by save()/ingest.
 
-    Metadata values under secret-looking keys (tokens, passwords, keys, …) are redacted in the
-    tables, whatever was stored, unless `keep_secrets=True`. `capture`: a directory of graph
+    Secrets (tokens, passwords, keys, … in the metadata and in every string of the events; see
+    model/secrets.py) are redacted in the tables, whatever was stored, unless `keep_secrets=True`.
+    `capture`: a directory of graph
     capture traces (docs/graphs.md); graph-replayed kernels are then given to the ops that
     captured them.
     """
@@ -65,11 +69,14 @@ def open(*paths: str | os.PathLike, keep_secrets: bool = False,
             return Lake(d, keep_secrets=keep_secrets)
         if manifest is None:
             raise SourceIOError(d, "is a directory without _tracecols.json (not a tracecols output)")
-        # the output may have been written with keep_secrets: redacted on the way out
-        return Trace(parquet.table_files(d), manifest.get("inputs", []), origin=str(d), redact=not keep_secrets)
+        # redacted on the way out: wholly if written with keep_secrets (or before events were
+        # redacted), else only its small metadata tables
+        stored = manifest.get("secrets_redacted") is True
+        return Trace(parquet.table_files(d), manifest.get("inputs", []), origin=str(d),
+                     redact=not keep_secrets, secrets_redacted=stored)
     from .pipeline import ingest, read_captures  # here: opening a saved directory needs none of it
-    captures = read_captures(capture) if capture is not None else ()
+    captures = read_captures(capture, keep_secrets) if capture is not None else ()
     tables, inputs, scratch = ingest([str(p) for p in paths], keep_secrets=keep_secrets, captures=captures)
-    t = Trace(tables, inputs, origin=", ".join(str(p) for p in paths))
+    t = Trace(tables, inputs, origin=", ".join(str(p) for p in paths), secrets_redacted=not keep_secrets)
     t._scratch = scratch
     return t

@@ -8,7 +8,7 @@ from ..errors import TraceError
 from ..read.source import inputs_noted
 
 memory.for_this_process()  # before anything loads polars or pyarrow
-from . import commands, fleet  # noqa: E402
+from . import commands, flags, fleet  # noqa: E402
 from .sources import stdin_scope  # noqa: E402
 
 _DEBUG = "TRACECOLS_DEBUG"
@@ -23,8 +23,7 @@ def _parser():
     s = sub.add_parser("info", help="one screen about a trace: size, events by category, span, devices, rank")
     s.add_argument("source", nargs="+", help="trace files (.json/.json.gz, path, URL, quoted glob, - for "
                                               "standard input) or a tracecols output directory")
-    s.add_argument("--keep-secrets", action="store_true",
-                   help="keep metadata values whose keys look like tokens, passwords or keys (redacted by default)")
+    flags.keep_secrets(s)
     s.set_defaults(func=commands.info)
 
     s = sub.add_parser("sql", help="run DuckDB SQL over a trace's tables")
@@ -36,8 +35,7 @@ def _parser():
     s.add_argument("--max-rows", type=int, default=50, help="rows shown by --format table (default 50)")
     s.add_argument("--capture", metavar="DIR",
                    help="folder of CUDA/HIP graph capture traces: graph-replayed kernels go to the ops that captured them")
-    s.add_argument("--keep-secrets", action="store_true",
-                   help="keep metadata values whose keys look like tokens, passwords or keys (redacted by default)")
+    flags.keep_secrets(s)
     s.set_defaults(func=commands.sql)
 
     s = sub.add_parser("tree", help="print the host call tree under an op (kernels under their launch calls)")
@@ -51,6 +49,7 @@ def _parser():
     s.add_argument("--trace-id", type=int, default=0, help="which trace, when several were opened (default 0)")
     s.add_argument("--capture", metavar="DIR",
                    help="folder of CUDA/HIP graph capture traces: graph-replayed kernels go to the ops that captured them")
+    flags.keep_secrets(s)
     s.set_defaults(func=commands.tree)
 
     s = sub.add_parser("ingest", help="ingest traces (files, directories, globs, URLs) into a Parquet lake")
@@ -60,8 +59,7 @@ def _parser():
     s.add_argument("--executor", choices=["local", "dask"], default="local",
                    help="local processes (default) or a Dask distributed cluster")
     s.add_argument("--scheduler", help="Dask scheduler address, e.g. tcp://HOST:8786 (with --executor dask)")
-    s.add_argument("--keep-secrets", action="store_true",
-                   help="keep metadata values whose keys look like tokens, passwords or keys (redacted by default)")
+    flags.keep_secrets(s)
     s.add_argument("--lock-timeout", type=float, default=None,
                    help="seconds to wait for another ingest into the same local lake (default: "
                         "$TRACECOLS_LOCK_TIMEOUT, else no limit; 0 fails at once)")
@@ -70,8 +68,7 @@ def _parser():
     s = sub.add_parser("export", help="write a DuckDB file of views over a lake, for BI tools")
     s.add_argument("lake", help="lake directory written by `tracecols ingest`")
     s.add_argument("--duckdb", required=True, help="the .duckdb file to write")
-    s.add_argument("--keep-secrets", action="store_true",
-                   help="keep metadata values whose keys look like tokens, passwords or keys (redacted by default)")
+    flags.keep_secrets(s)
     s.set_defaults(func=fleet.export)
 
     from . import augment, diff, link

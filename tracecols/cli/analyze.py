@@ -10,6 +10,7 @@ from ..report.units import fmt_pct as _pct
 from ..store import parquet
 from ..store.atomic import scratch_dir
 from ..trace import open as open_trace
+from . import flags
 from .sources import expand
 
 
@@ -134,6 +135,7 @@ def register(sub):
                    help="the summary as terminal tables (default) or as one JSON document, for scripts and CI")
     s.add_argument("--capture", metavar="DIR",
                    help="folder of CUDA/HIP graph capture traces: graph-replayed kernels go to the ops that captured them")
+    flags.keep_secrets(s)
     s.set_defaults(func=analyze)
 
 
@@ -141,11 +143,12 @@ def analyze(args):
     args.source = expand(args.source)
     if not any(os.path.isdir(str(s)) for s in args.source):
         return _analyze_trace(args)
-    t = open_trace(*args.source, capture=args.capture)
+    t = open_trace(*args.source, capture=args.capture, keep_secrets=args.keep_secrets)
     tables, secs = t.analyses()
     _note_unknown_devices(t, args)
     if args.output:
-        out = parquet.write_dir(args.output, tables, parquet.manifest(tables, t.inputs, kind="analyses"))
+        out = parquet.write_dir(args.output, tables, parquet.manifest(tables, t.inputs, kind="analyses",
+                                                                      secrets_redacted=t.secrets_redacted))
         _say(args, f"wrote {len(tables)} analyses to {out} ({sum(secs.values()):.2f} s of queries)")
     _print_summary(t, args)
     return 0
@@ -156,12 +159,13 @@ def _analyze_trace(args):
     into -o with every analysis written, or into a temporary directory when there is none,
     where only the analyses the summary shows are written (in the same bounded memory)."""
     from ..pipeline import ingest, read_captures
-    captures = read_captures(args.capture) if args.capture else ()
+    captures = read_captures(args.capture, args.keep_secrets) if args.capture else ()
     with scratch_dir() as tmp:
         out = args.output or os.path.join(tmp, "out")
         t0 = time.perf_counter()
-        ingest(args.source, out=out, views=True if args.output else SUMMARY_VIEWS, captures=captures)
-        t = open_trace(out)
+        ingest(args.source, out=out, views=True if args.output else SUMMARY_VIEWS, captures=captures,
+               keep_secrets=args.keep_secrets)
+        t = open_trace(out, keep_secrets=args.keep_secrets)
         _note_unknown_devices(t, args)
         if args.output:
             _say(args, f"wrote {len(t.tables)} tables and analyses to {out} ({time.perf_counter() - t0:.2f} s)")

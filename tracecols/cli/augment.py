@@ -4,6 +4,7 @@ from decimal import Decimal
 
 from ..store.augment import write_augmented
 from ..trace import open as open_trace
+from . import flags
 
 ARGS = ("kernel_flop", "kernel_num_gb")
 
@@ -40,11 +41,11 @@ def augment_values(t):
 
 
 def augment(args):
-    t = open_trace(args.input)
+    t = open_trace(args.input, keep_secrets=args.keep_secrets)
     if len(t.inputs) != 1:
         raise SystemExit("tracecols augment: give one trace file")
     values, skipped = augment_values(t)
-    n = write_augmented(args.input, args.output, values)
+    n = write_augmented(args.input, args.output, values, keep_secrets=args.keep_secrets)
     kern = t.sql("select count(*) from kernels").item()
     sys.stdout.write(f"wrote {args.output}: kernel_flop / kernel_num_gb on {n:,} events "
                      f"({kern:,} device events in the trace)"
@@ -57,4 +58,5 @@ def register(sub):
     s = sub.add_parser("augment", help="write the trace with kernel_flop / kernel_num_gb args on kernels and their ops")
     s.add_argument("input", help="trace file (.json / .json.gz)")
     s.add_argument("output", help="output trace (.json, or .json.gz to compress)")
+    flags.keep_secrets(s)
     s.set_defaults(func=augment)

@@ -4,7 +4,7 @@ import sys
 
 from ..engine.connection import check_read_only
 from ..errors import SourceIOError
-from ..model.secrets import REDACTED
+from ..model.secrets import REDACTED, sql_redacted_count
 from ..report.units import fmt_ns
 from ..trace import open as open_trace
 from .sources import expand
@@ -46,10 +46,13 @@ def info(args):
             out.write(f"assumed      device {dev} (ran work, not in deviceProperties) taken as {name}: "
                       f"the only device type listed\n")
         out.write(f"metadata     {', '.join(sorted(meta)) or '-'}\n")
-        hidden = (tr["metadata"] or "").count(json.dumps(REDACTED))  # distributedInfo is inside metadata
-        if hidden:
-            out.write(f"secrets      {hidden} metadata value(s) redacted (keys that look like tokens, passwords "
-                      f"or keys); --keep-secrets keeps them\n")
+        hidden = (tr["metadata"] or "").count(REDACTED)  # distributedInfo is inside metadata
+        marks = sql_redacted_count(t.arrow("select * from events limit 0").schema)
+        in_events = t.sql(f"select coalesce(sum({marks}), 0)::BIGINT from events "
+                          f"where trace_id = {tr['trace_id']}").item()
+        if hidden or in_events:
+            out.write(f"secrets      {hidden + in_events} value(s) redacted ({hidden} in metadata, {in_events} in "
+                      f"events: tokens, passwords, keys); --keep-secrets keeps them\n")
         if tr["warnings"]:
             for w in tr["warnings"]:
                 out.write(f"warning      {w}\n")
@@ -117,7 +120,8 @@ def _write_atomic(df, path, fmt):
 
 def tree(args):
     from ..errors import QueryError
-    t = open_trace(*expand([args.source], one=True, command="tree"), capture=args.capture)
+    t = open_trace(*expand([args.source], one=True, command="tree"), capture=args.capture,
+                   keep_secrets=args.keep_secrets)
     uid = args.uid
     if uid is None:
         name = args.name.replace("'", "''")

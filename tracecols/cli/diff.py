@@ -6,25 +6,26 @@ import sys
 from ..errors import Unsupported
 from ..store import parquet
 from ..trace import open as open_trace
+from . import flags
 
 KINDS = ("kernel", "op", "callpath")
 FILES = {"kernel": "diff_kernels", "op": "diff_ops", "callpath": "diff_callpaths"}
 
 
-def _opened(source, capture):
-    t = open_trace(source, capture=capture)
+def _opened(source, capture, keep_secrets):
+    t = open_trace(source, capture=capture, keep_secrets=keep_secrets)
     if "slices" not in t.tables or "kernels" not in t.tables:
         raise Unsupported(source, "diff needs a trace (or a tracecols output directory of one)")
     return t
 
 
-def compute(a, b, kinds=KINDS, captures=(), by_device=False):
+def compute(a, b, kinds=KINDS, captures=(), by_device=False, keep_secrets=False):
     """Open the two traces (`captures`: no capture folder, one for both, or A's and B's) and
     compare them (kernels by name, or by device and name with `by_device`)."""
     if len(captures) > 2:
         raise Unsupported("--capture", "give it once (both traces) or twice (A's, then B's)")
     cap = list(captures) * (2 if len(captures) == 1 else 1) or [None, None]
-    return _opened(a, cap[0]).compare(_opened(b, cap[1]), kinds, by_device)
+    return _opened(a, cap[0], keep_secrets).compare(_opened(b, cap[1], keep_secrets), kinds, by_device)
 
 
 def _ms(col):
@@ -70,7 +71,7 @@ def terminal(frame, kind, top):
 
 def diff(args):
     kinds = KINDS if args.output else (args.by,)
-    res = compute(args.a, args.b, kinds, args.capture, args.by_device)
+    res = compute(args.a, args.b, kinds, args.capture, args.by_device, args.keep_secrets)
     frame = res[args.by]
     n_a = (frame["status"] == "only in A").sum()
     n_b = (frame["status"] == "only in B").sum()
@@ -103,4 +104,5 @@ def register(sub):
     s.add_argument("--top", type=int, default=30, help="rows shown on screen (default 30)")
     s.add_argument("--capture", metavar="DIR", action="append", default=[],
                    help="graph capture traces: once for both traces, or twice (A's, then B's)")
+    flags.keep_secrets(s)
     s.set_defaults(func=diff)

@@ -6,18 +6,23 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from ..model.secrets import redact, redact_table
 from ..store import parquet
+from . import flags
 
 
-def run_link(et_path, kineto_path):
+def run_link(et_path, kineto_path, keep_secrets=False):
+    """Read both traces and link them: (et dict, linked nodes, et_kernels, summary). Secrets
+    are redacted from both before they are linked (so that names agree), unless `keep_secrets`."""
     # imported here, so that other commands do not load the linker
     from ..model.et_link import link as link_tables
     from ..pipeline import read_tables as ingest
     from ..read.execution_trace import read_execution_trace
-    """Read both traces and link them: (et dict, linked nodes, et_kernels, summary)."""
     t0 = time.perf_counter()
     et = read_execution_trace(et_path)
-    tables, inputs = ingest([kineto_path])
+    if not keep_secrets:
+        et = dict(et, meta=redact(et["meta"]), **{k: redact_table(et[k]) for k in ("nodes", "inputs", "outputs")})
+    tables, inputs = ingest([kineto_path], keep_secrets=keep_secrets)
     nodes, kernels, summary = link_tables(et["nodes"], tables["events"], tables["slices"], tables["kernels"],
                                           et_pid=et["meta"].get("pid"))
     summary["et_schema"] = et["meta"].get("schema")
@@ -31,16 +36,17 @@ def summary_table(s):
 
 
 def link(args):
-    et, inputs, nodes, kernels, s = run_link(args.et, args.kineto)
+    et, inputs, nodes, kernels, s = run_link(args.et, args.kineto, args.keep_secrets)
     out = Path(args.output)
     tables = {"et_nodes": nodes, "et_inputs": et["inputs"], "et_outputs": et["outputs"],
               "et_kernels": kernels, "et_link": summary_table(s)}
     ins = ([{"path": et["path"], "size": et["size"], "sha256": et["sha256"], "kind": "execution_trace"}]
            + [dict(i, kind="kineto") for i in inputs])
-    parquet.write_dir(out, tables, parquet.manifest(tables, ins, layout="et_link", link=s))
+    parquet.write_dir(out, tables, parquet.manifest(tables, ins, layout="et_link", link=s,
+                                                    secrets_redacted=not args.keep_secrets))
     plus = Path(args.et_plus) if args.et_plus else out / "et_plus.json"
     from ..store.et_json import write_et_plus
-    write_et_plus(args.et, et["meta"], nodes, kernels, plus)
+    write_et_plus(args.et, et["meta"], nodes, kernels, plus, keep_secrets=args.keep_secrets)
     w = sys.stdout.write
     w(f"ET           {et['path']}  (schema {s['et_schema']}, {s['et_nodes']:,} nodes)\n")
     w(f"Kineto       {inputs[0]['path']}  ({s['kineto_ops']:,} cpu_op/user_annotation ops)\n")
@@ -67,4 +73,5 @@ def register(sub):
     s.add_argument("--kineto", required=True, help="the Kineto trace of the same run (.json / .json.gz)")
     s.add_argument("-o", "--output", required=True, help="output directory (Parquet tables + et_plus.json)")
     s.add_argument("--et-plus", help="write the ET+ JSON here instead of OUTPUT/et_plus.json (.gz to compress)")
+    flags.keep_secrets(s)
     s.set_defaults(func=link)

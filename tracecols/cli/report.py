@@ -1,6 +1,8 @@
 """`tracecols report SOURCE -o report.html`: one self-contained HTML file of charts and tables."""
 import sys
 
+from . import flags
+
 
 def register(sub):
     s = sub.add_parser("report", help="write a self-contained HTML report (charts, sortable tables; works offline)")
@@ -10,13 +12,15 @@ def register(sub):
     s.add_argument("--title", help="title shown at the top of the page")
     s.add_argument("--capture", metavar="DIR",
                    help="folder of CUDA/HIP graph capture traces: graph-replayed kernels go to the ops that captured them")
+    flags.keep_secrets(s)
     s.set_defaults(func=report)
 
 
 def report(args):
     from ..trace import open as open_trace
     from .sources import expand
-    out = open_trace(*expand(args.source), capture=args.capture).report(args.output, args.title)
+    out = open_trace(*expand(args.source), capture=args.capture,
+                     keep_secrets=args.keep_secrets).report(args.output, args.title)
     import os
     print(f"tracecols: wrote {out} ({os.path.getsize(out) / 1e3:,.0f} kB)", file=sys.stderr)
     return 0

@@ -1,6 +1,6 @@
 """The one catalog: a DuckDB connection over base tables held anywhere — Arrow tables in
 memory, Parquet files of a saved trace, scans of a lake's files — with the device peak table
-and every sql/ view on top, and secret-looking metadata redacted on the way in."""
+and every sql/ view on top, and secrets redacted on the way in (model/secrets.py)."""
 import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 
@@ -9,7 +9,7 @@ import pyarrow as pa
 
 from ..errors import QueryError, Unsupported
 from ..model.base_tables import BASE_TABLES
-from ..model.secrets import METADATA_COLUMNS, redact_table
+from ..model.secrets import METADATA_TABLES, redact_table, sql_candidates
 from ..progress import tracker
 from . import sqlfiles
 from .specs import device_specs_table
@@ -22,13 +22,16 @@ class Scan(str):
 class Engine:
     """Registers base tables and defines every sql/ view over them.
 
-    `tables`: {name: Arrow table | Parquet path(s) | Scan}. `redact`: the metadata tables
-    (model/secrets.py) are read and redacted before they are registered. `fs`: an fsspec
+    `tables`: {name: Arrow table | Parquet path(s) | Scan}. `redact`: secrets are redacted on
+    the way in (model/secrets.py) — in the metadata tables (small: read whole and registered
+    redacted) and, unless `clean` says the store was written with redaction, in the other
+    tables' rows that could hold one (_redacted).
+    `fs`: an fsspec
     filesystem the scans read through. `database`: a DuckDB file to write the catalog into
     (the Arrow tables become tables of that file) instead of an in-memory one."""
 
     def __init__(self, tables, origin="<trace>", memory_limit=None, temp_dir=None, defer_views=False,
-                 redact=False, fs=None, database=None):
+                 redact=False, clean=False, fs=None, database=None):
         self.origin = origin
         config = {"enable_external_access": True}
         if memory_limit:  # bounded-memory runs: DuckDB spills to temp_dir beyond this
@@ -43,8 +46,10 @@ class Engine:
         self._done = {}  # materialised views
         self.base = {}
         for name, t in tables.items():
-            if redact and name in METADATA_COLUMNS:  # small tables: read whole, redacted, registered
-                t = redact_table(name, self._arrow_of(t))
+            if redact and name in METADATA_TABLES:
+                t = redact_table(t if isinstance(t, pa.Table) else self._read_all(t))
+            elif redact and not clean:
+                t = self._redacted(name, t)
             if isinstance(t, pa.Table):
                 self._register(name, t)
             elif isinstance(t, Scan):
@@ -75,11 +80,30 @@ class Engine:
         self.con.execute(f"CREATE TABLE {name} AS SELECT * FROM __arrow")
         self.con.unregister("__arrow")
 
-    def _arrow_of(self, t):
+    def _redacted(self, name, t):
+        """Table `t` with its secrets redacted: an Arrow table at once; one on disk (Parquet, a
+        lake's scan) by reading only the rows whose strings could hold one (PREFILTER, run by
+        DuckDB), redacting those, and serving `name` as the other rows on disk plus those
+        (stored in the database file when there is one, so an export needs no Python)."""
         if isinstance(t, pa.Table):
+            return redact_table(t)
+        src = self._source(t)
+        cond = sql_candidates(self.arrow(f"SELECT * FROM {src} LIMIT 0").schema)
+        found = self.arrow(f"SELECT * FROM {src} WHERE {cond}")
+        if not found.num_rows:
             return t
-        src = t if isinstance(t, Scan) else f"read_parquet({_sql_str(t)})"
-        return self.arrow(f"SELECT * FROM {src}")
+        redacted = redact_table(found)
+        if redacted is found:  # rows the search picked, none holding a secret after all
+            return t
+        self._register(f"__redacted_{name}", redacted)
+        return Scan(f"(SELECT * FROM {src} WHERE NOT ({cond}) UNION ALL SELECT * FROM __redacted_{name})")
+
+    @staticmethod
+    def _source(t):
+        return t if isinstance(t, Scan) else f"read_parquet({_sql_str(t)})"
+
+    def _read_all(self, t):
+        return self.arrow(f"SELECT * FROM {self._source(t)}")
 
     @property
     def names(self):

@@ -33,7 +33,8 @@ def _base_tables():
     from ..model.base_tables import BASE_TABLES
 
     return tuple(sorted(BASE_TABLES))
-_RECORD_KEYS = ("trace_id", "path", "size", "sha256", "rank", "rank_source", "world_size", "n_events", "files")
+_RECORD_KEYS = ("trace_id", "path", "size", "sha256", "rank", "rank_source", "world_size", "n_events", "files",
+                "secrets_redacted")
 
 
 class InlineExecutor(cf.Executor):

@@ -32,8 +32,10 @@ class Lake(Face):
             raise SourceIOError(path, "is an empty lake: no trace has been committed to it yet")
         self.manifest = m
         self.inputs = m.get("inputs", [])
+        # every trace ingested with redaction: nothing to redact on the way out
+        self.secrets_redacted = all(t.get("secrets_redacted") is True for t in m["traces"])
         self._engine = Engine(self._scans(), self.origin, fs=self.lfs.fs if self.lfs.remote else None,
-                              redact=not keep_secrets)
+                              redact=not keep_secrets, clean=self.secrets_redacted)
 
     def _scans(self):
         out = {}
@@ -55,8 +57,10 @@ class Lake(Face):
     def export_duckdb(self, out_path, keep_secrets=None):
         """Write a DuckDB database file of views over this lake (absolute file paths), atomically.
 
-        The metadata tables (traces, devices) are stored in the file, redacted unless
-        `keep_secrets` (default: as this Lake was opened); so is the device peak table."""
+        Secrets are redacted unless `keep_secrets` (default: as this Lake was opened): the
+        metadata tables (traces, devices) are stored in the file, redacted, and when a trace
+        was ingested with secrets kept, so are the other tables' rows that hold one, which the
+        views then read instead (Engine._redacted); so is the device peak table."""
         import os
         import uuid
 
@@ -66,7 +70,7 @@ class Lake(Face):
         tmp = os.path.join(os.path.dirname(out_path), f".{os.path.basename(out_path)}.tmp-{uuid.uuid4().hex[:8]}")
         keep = self.keep_secrets if keep_secrets is None else keep_secrets
         try:
-            engine = Engine(self._scans(), self.origin, redact=not keep, database=tmp)
+            engine = Engine(self._scans(), self.origin, redact=not keep, clean=self.secrets_redacted, database=tmp)
             engine.con.close()
             os.replace(tmp, out_path)
         except BaseException:

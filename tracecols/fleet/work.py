@@ -57,7 +57,7 @@ def ingest_one(path, trace_id, root, keep_secrets=False, parts=1):
     return {
         "trace_id": trace_id, "path": path, "size": info["size"], "sha256": sha,
         "rank": rank, "rank_source": tr["rank_source"], "world_size": tr["world_size"],
-        "n_events": tr["n_events"], "files": dict(sorted(files.items())),
+        "n_events": tr["n_events"], "files": dict(sorted(files.items())), "secrets_redacted": not keep_secrets,
         "seconds": round(time.perf_counter() - t0, 3), "worker_pid": os.getpid(),
     }
 

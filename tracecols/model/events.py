@@ -1,14 +1,18 @@
-"""The `events` table: raw batches plus trace_id, rank, normalised `cat` and `end_ns`."""
+"""The `events` table: raw batches plus trace_id, rank, normalised `cat` and `end_ns`; its strings
+redacted (model/secrets.py) unless the caller keeps secrets."""
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..read.schema import RAW_SCHEMA
 from .categories import normalise_array
+from .secrets import redact_table
 
 
-def events_table(batches, trace_id, rank):
+def events_table(batches, trace_id, rank, keep_secrets=False):
     """Arrow table `events` from the reader's RecordBatches of one trace."""
     raw = pa.Table.from_batches(batches, schema=RAW_SCHEMA) if batches else RAW_SCHEMA.empty_table()
+    if not keep_secrets:  # before `cat` is derived from cat_raw
+        raw = redact_table(raw)
     n = raw.num_rows
     cat = normalise_array(raw.column("cat_raw")) if n else pa.array([], pa.string())
     end = pc.add(raw.column("ts_ns"), raw.column("dur_ns"))

@@ -6,11 +6,13 @@ counts; keys are recognised in the few bytes before a bracket), tracks the nesti
 numbers the events of `traceEvents` (or of a bare event array) in file order — the reader's
 `uid` — and, for an event that gets new args, inserts their text right after the `{` of its
 `args` object (or adds an `args` object before the event's closing `}` when it has
-none). Every other byte is copied unchanged: whitespace, key order and number spelling survive.
+none). Every other byte is copied unchanged: whitespace, key order and number spelling survive —
+but for secrets (model/secrets.py), which are redacted unless the caller keeps them.
 """
 import re
 
 from ..errors import Malformed
+from ..model.secrets import JsonTextRedactor
 from ..read import jsontext
 from ..read.source import Source
 from .atomic import atomic_output
@@ -106,11 +108,27 @@ class _Rewriter:
         return pos
 
 
-def write_augmented(in_path, out_path, values):
+class _Redacting:
+    """A file that redacts what is written to it: JSON text in pieces that end between tokens
+    (the rewriter writes up to a bracket, or up to an insertion, which sits at one)."""
+
+    def __init__(self, f):
+        self.f = f
+        self.redactor = JsonTextRedactor()
+
+    def write(self, data):
+        # cut after an ASCII bracket, a piece is whole UTF-8; bytes that are not UTF-8 round-trip
+        text = data.decode("utf-8", "surrogateescape")
+        out = self.redactor.feed(text)
+        self.f.write(data if out is text else out.encode("utf-8", "surrogateescape"))
+
+
+def write_augmented(in_path, out_path, values, keep_secrets=False):
     """Copy the trace at `in_path` to `out_path` (.gz: gzip) with `values` ({uid: {arg: value}})
-    added to those events' args. Atomic (temp file, then rename). Returns the events changed."""
+    added to those events' args, and its secrets redacted unless `keep_secrets`. Atomic (temp
+    file, then rename). Returns the events changed."""
     with atomic_output(out_path) as f:
-        rw = _Rewriter(values, f, in_path)
+        rw = _Rewriter(values, f if keep_secrets else _Redacting(f), in_path)
         carry = b""
         with Source(in_path).stream() as src:
             while True:

@@ -7,12 +7,13 @@ host node (so it keeps the host's inputs, outputs and attrs) with a new `id`, it
 (`ctrl_deps`, or `parent` in schema 1.0.1) set to the host node's id, and `cat`, `ph`, `name`,
 `ts`, `inclusive_dur`, `exclusive_dur` and `stream` of the device event. Host node ids are kept;
 GPU nodes are numbered after the largest id of the ET. Every other value is written as parsed
-(numbers keep their decimal text).
+(numbers keep their decimal text), but for secrets, redacted unless the caller keeps them.
 """
 from pathlib import Path
 
 import pyarrow as pa
 
+from ..model.secrets import has_candidate, redact
 from ..read import jsontext
 from ..read.kineto import CHUNK, _ijson
 from ..read.restore import _us
@@ -20,10 +21,12 @@ from ..read.source import Source
 from .atomic import atomic_output
 
 
-def write_et_plus(et_path, meta, nodes, kernels, out_path):
+def write_et_plus(et_path, meta, nodes, kernels, out_path, keep_secrets=False):
     """Stream `et_path` again and write the ET+ to `out_path` (.json or .json.gz), atomically.
 
-    nodes: et_nodes with the link columns (Arrow); kernels: et_kernels (Arrow).
+    nodes: et_nodes with the link columns (Arrow); kernels: et_kernels (Arrow); `meta`: the
+    top-level keys to write (already redacted, or not, by the caller). A node's secrets are
+    redacted (model/secrets.py) unless `keep_secrets`.
     """
     out = Path(out_path)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -49,7 +52,11 @@ def write_et_plus(et_path, meta, nodes, kernels, out_path):
                     node["ts"] = _us(t[0])
                     node["inclusive_dur"] = _us(t[1])
                     node["exclusive_dur"] = _us(t[2])
-                f.write((b"" if first else b",\n") + jsontext.dumps(node).encode())
+                text = jsontext.dumps(node)
+                if not keep_secrets and has_candidate(text):  # the GPU nodes below copy it
+                    node = redact(node)
+                    text = jsontext.dumps(node)
+                f.write((b"" if first else b",\n") + text.encode())
                 first = False
                 parent_key = "parent" if "parent" in node and "ctrl_deps" not in node else "ctrl_deps"
                 for i in kids.get(node_id, ()):
