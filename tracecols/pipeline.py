@@ -59,13 +59,15 @@ DUCKDB_MEMORY = "640MB"  # views spill to disk beyond this rather than grow the 
 IN_MEMORY_BYTES = 256 << 20  # bigger traces (JSON bytes; a .gz counts 8x its size) are streamed
 
 
-def ingest(paths, out=None, keep_secrets=False, timings=None, views=False, captures=()):
+def ingest(paths, out=None, keep_secrets=False, timings=None, views=False, captures=(), first_trace_id=0, parts=None):
     """Read trace files into a store: ({table name: Arrow table or Parquet path}, inputs, scratch).
 
     With `out`, or when the files are bigger than IN_MEMORY_BYTES, the traces are streamed
     into a Parquet directory (`out`, else a temporary one that lives as long as `scratch`,
     a tempfile.TemporaryDirectory), with the views named by `views` (ingest_to_dir); else
-    they are read into memory. `captures`: capture.Capture objects for the graph replays."""
+    they are read into memory. `captures`: capture.Capture objects for the graph replays.
+    `first_trace_id`, `parts`: as for write_events (a lake's worker numbers its trace and
+    may read it in one part only); streamed stores only."""
     if out is None and _fits_in_memory(paths):
         tables, inputs = read_tables(paths, timings, keep_secrets, captures)
         return tables, inputs, None
@@ -73,7 +75,7 @@ def ingest(paths, out=None, keep_secrets=False, timings=None, views=False, captu
     if out is None:
         scratch = scratch_dir()
         out = Path(scratch.name) / "out"
-    ingest_to_dir(paths, out, keep_secrets, timings, views, captures)
+    ingest_to_dir(paths, out, keep_secrets, timings, views, captures, first_trace_id, parts)
     return parquet.table_files(out), parquet.read_manifest(out)["inputs"], scratch
 
 
@@ -172,14 +174,15 @@ class _Clock:
 
 
 
-def ingest_to_dir(paths, out_dir, keep_secrets=False, timings=None, views=True, captures=()):
+def ingest_to_dir(paths, out_dir, keep_secrets=False, timings=None, views=True, captures=(), first_trace_id=0,
+                  parts=None):
     """Read trace files into `out_dir`: every base table and the sql/ views as Parquet, plus
     _tracecols.json. `views`: True for every view, False for none, or the names of those to
     write (with the views they read). `captures`: capture.Capture objects for the graph
     replays (read_captures). Returns the output path."""
     clock = _Clock(timings)
     with parquet.staged_dir(out_dir) as tmp:
-        infos = write_events(paths, tmp / "events.parquet", keep_secrets, clock)
+        infos = write_events(paths, tmp / "events.parquet", keep_secrets, clock, first_trace_id, parts)
         tracker().stage("building the op tree and the launch links")
         tables = derive_from_file(tmp / "events.parquet", infos, tmp / "slices.parquet", clock, captures)
         tracker().stage("writing the tables")

@@ -62,12 +62,13 @@ class Lake(Face):
         was ingested with secrets kept, so are the other tables' rows that hold one, which the
         views then read instead (Engine._redacted); so is the device peak table."""
         import os
-        import uuid
+
+        from ..store.atomic import temp_sibling
 
         if self.lfs.remote:
             raise SourceIOError(self.origin, "--duckdb export needs a local lake (the views name its files)")
         out_path = os.path.abspath(str(out_path))
-        tmp = os.path.join(os.path.dirname(out_path), f".{os.path.basename(out_path)}.tmp-{uuid.uuid4().hex[:8]}")
+        tmp = str(temp_sibling(out_path))
         keep = self.keep_secrets if keep_secrets is None else keep_secrets
         try:
             engine = Engine(self._scans(), self.origin, redact=not keep, clean=self.secrets_redacted, database=tmp)

@@ -6,13 +6,14 @@ a local process pool, a Dask distributed cluster, or the calling thread.
 import os
 import shutil
 import time
-import uuid
+
+import pyarrow.parquet as pq
 
 from .. import memory
 from ..read.source import file_size
 from ..read.source import hash_file as source_hash
 from ..store import lake as store
-from ..store.atomic import scratch_dir
+from ..store.atomic import scratch_dir, temp_sibling
 
 
 def hash_file(path):
@@ -35,27 +36,23 @@ def ingest_one(path, trace_id, root, keep_secrets=False, parts=1):
     while the trace is parsed, so memory does not grow with the trace. With `parts` > 1 a
     large uncompressed trace is parsed by that many processes (streaming.write_events).
     """
-    from ..pipeline import derive_from_file, write_events  # the single-trace pipeline
+    from ..pipeline import ingest  # the one pipeline: the lake holds its base tables per trace
 
     t0 = time.perf_counter()
     lfs = store.LakeFS(root)
     with scratch_dir() as scratch:
-        ev_tmp, sl_tmp = os.path.join(scratch, "events.parquet"), os.path.join(scratch, "slices.parquet")
-        info = write_events([path], ev_tmp, keep_secrets, first_trace_id=trace_id, parts=parts)[0]
-        tables = derive_from_file(ev_tmp, [info], sl_tmp)
+        local, inputs, _ = ingest([path], out=os.path.join(scratch, "out"), keep_secrets=keep_secrets,
+                                  first_trace_id=trace_id, parts=parts)
         memory.release()
-        rank, sha = info["rank"], info["sha256"]
+        tr = pq.read_table(local["traces"]).to_pylist()[0]
+        rank, sha, size = tr["rank"], inputs[0]["sha256"], inputs[0]["size"]
         part, fname = store.partition(rank), store.file_name(trace_id, sha)
         files = {}
-        for name in sorted(tables):
+        for name in sorted(local):
             files[name] = f"{name}/{part}/{fname}"
-            lfs.write_parquet(files[name], tables[name])
-        for name, local in (("events", ev_tmp), ("slices", sl_tmp)):
-            files[name] = f"{name}/{part}/{fname}"
-            _place(lfs, files[name], local)
-    tr = tables["traces"].to_pylist()[0]
+            _place(lfs, files[name], local[name])
     return {
-        "trace_id": trace_id, "path": path, "size": info["size"], "sha256": sha,
+        "trace_id": trace_id, "path": path, "size": size, "sha256": sha,
         "rank": rank, "rank_source": tr["rank_source"], "world_size": tr["world_size"],
         "n_events": tr["n_events"], "files": dict(sorted(files.items())), "secrets_redacted": not keep_secrets,
         "seconds": round(time.perf_counter() - t0, 3), "worker_pid": os.getpid(),
@@ -70,6 +67,6 @@ def _place(lfs, rel, local):
         return
     full = os.path.join(lfs.root, rel)
     os.makedirs(os.path.dirname(full), exist_ok=True)
-    tmp = os.path.join(os.path.dirname(full), f".{os.path.basename(full)}.tmp-{uuid.uuid4().hex[:8]}")
-    shutil.move(local, tmp)  # a rename on one filesystem; a leftover is deleted by the next ingest
+    tmp = temp_sibling(full)
+    shutil.move(local, tmp)  # a rename on one filesystem; a leftover is swept by the next writer here
     os.replace(tmp, full)

@@ -20,12 +20,12 @@ import json
 import os
 import socket
 import time
-import uuid
 
 import pyarrow.parquet as pq
 
 from ..errors import SourceIOError, TraceError
 from ..read.source import is_url
+from .atomic import temp_sibling
 
 try:
     import fcntl
@@ -86,7 +86,7 @@ class LakeFS:
             return
         full = os.path.join(self.root, rel)
         os.makedirs(os.path.dirname(full), exist_ok=True)
-        tmp = os.path.join(os.path.dirname(full), f".{os.path.basename(full)}.tmp-{uuid.uuid4().hex[:8]}")
+        tmp = str(temp_sibling(full))
         try:
             with open(tmp, "wb") as f:
                 f.write(data)
@@ -106,7 +106,7 @@ class LakeFS:
             return
         full = os.path.join(self.root, rel)
         os.makedirs(os.path.dirname(full), exist_ok=True)
-        tmp = os.path.join(os.path.dirname(full), f".{os.path.basename(full)}.tmp-{uuid.uuid4().hex[:8]}")
+        tmp = str(temp_sibling(full))
         try:
             pq.write_table(table, tmp, compression="zstd")
             os.replace(tmp, full)
