@@ -394,26 +394,24 @@ def redact_table(table):
     return table
 
 
+def _sql_texts(schema, joiner):
+    """A DuckDB expression per string column of this Arrow schema (a list's elements joined by `joiner`)."""
+    for f in schema:
+        if text_column(f.type):
+            col = '"' + f.name.replace('"', '""') + '"'
+            yield f"array_to_string({col}, {joiner})" if _is_list(f.type) else col
+
+
 def sql_candidates(schema):
     """A DuckDB condition true for every row of a table of this Arrow schema that redact_table
     could change (PREFILTER over its string columns; a list's elements joined by newlines)."""
     pat = "'" + PREFILTER.replace("'", "''") + "'"
-    terms = []
-    for f in schema:
-        if text_column(f.type):
-            col = '"' + f.name.replace('"', '""') + '"'
-            expr = f"array_to_string({col}, chr(10))" if _is_list(f.type) else col
-            terms.append(f"coalesce(regexp_matches({expr}, {pat}), false)")
+    terms = [f"coalesce(regexp_matches({e}, {pat}), false)" for e in _sql_texts(schema, "chr(10)")]
     return " OR ".join(terms) if terms else "false"
 
 
 def sql_redacted_count(schema):
     """A DuckDB expression, over a row of a table of this Arrow schema, counting the REDACTED
     marks in its strings (what `tracecols info` reports)."""
-    terms = []
-    for f in schema:
-        if text_column(f.type):
-            col = '"' + f.name.replace('"', '""') + '"'
-            expr = f"array_to_string({col}, ' ')" if _is_list(f.type) else col
-            terms.append(f"coalesce(length({expr}) - length(replace({expr}, '{REDACTED}', '')), 0)")
+    terms = [f"coalesce(length({e}) - length(replace({e}, '{REDACTED}', '')), 0)" for e in _sql_texts(schema, "' '")]
     return f"({' + '.join(terms)}) // {len(REDACTED)}" if terms else "0"
