@@ -272,6 +272,7 @@ def test_views_equal_plain_loops_on_real_traces(path):
     got_hist = {(r["trace_id"], r["device"], r["bucket_lo_ns"]): [r["count"], r["sum_ns"]]
                 for r in t.sql("select * from short_kernel_histogram").to_dicts()}
     assert got_hist == hist
+    assert sum(v[0] for (_, _, lo), v in got_hist.items() if lo < 10_000) == sum(v[0] for v in got_short.values())
 
     got_seq = {(r["trace_id"], r["device"], r["op_name"], r["seq_rank"], tuple(r["sequence"]), r["instances"],
                 r["total_gpu_ns"]) for r in t.sql("select * from kernel_sequences").to_dicts()}
