@@ -9,10 +9,10 @@
 -- growth since the profiler started (old traces write no totals, only Bytes).
 -- The op: the innermost host slice of the event's own thread (pid, tid) whose [ts, end) holds
 -- the event's ts (a zero-length slice holds its own point), then the nearest cpu_op at or above
--- it (slices.op_uid) — null when the event is outside every cpu_op. Found with one sweep per
--- thread (as in _annotations): the innermost open slice is the latest start reaching the
--- number of open slices; where slices overlap without nesting (a child that outlasts its parent
--- by less than the tree's 1 µs tolerance), a point whose candidate does not hold it gets none.
+-- it (slices.op_uid) — null when the event is outside every cpu_op. Found in the host tree:
+-- the last slice of the thread starting at or before ts (the deepest of those starting
+-- together; an ASOF join), then up its parents to the first that holds ts — a walk as long as
+-- the tree is deep, for all events at once.
 -- Columns (one row per `[memory]` event):
 --   trace_id         INTEGER  trace
 --   rank             INTEGER  rank (null when unknown)
@@ -30,34 +30,30 @@
 --   op_uid           BIGINT   the cpu_op the event happened in (null for none)
 --   op_name          VARCHAR  its name
 CREATE OR REPLACE VIEW memory_timeline AS
-WITH m AS (
+WITH RECURSIVE m AS (
     SELECT trace_id, uid, coalesce(pid, -1) AS pid, coalesce(tid, -1) AS tid, ts_ns, bytes,
            total_allocated_bytes, total_reserved_bytes, addr, device_type, device_id
     FROM events
     WHERE ph IN ('i', 'I') AND name = '[memory]' AND ts_ns IS NOT NULL
 ),
-th AS (  -- slices of the threads that allocate
-    SELECT s.trace_id, s.uid, s.pid, s.tid, s.ts_ns, s.end_ns, s.op_uid
+th AS (  -- slices of the threads that allocate; of those starting together, the deepest (last in pre-order)
+    SELECT s.trace_id, s.pid, s.tid, s.ts_ns, arg_max(s.uid, s.pre) AS uid
     FROM slices s SEMI JOIN (SELECT DISTINCT trace_id, pid, tid FROM m) q
       ON q.trace_id = s.trace_id AND q.pid = s.pid AND q.tid = s.tid
+    GROUP BY s.trace_id, s.pid, s.tid, s.ts_ns
 ),
--- sweep order at one time: ends of non-empty slices, starts (longer first), the events, ends of empty slices
-marks AS (
-    SELECT trace_id, pid, tid, ts_ns AS t, 1 AS kind, -end_ns AS tie, uid, 1 AS delta, false AS asked FROM th
-    UNION ALL SELECT trace_id, pid, tid, end_ns, CASE WHEN end_ns > ts_ns THEN 0 ELSE 3 END, 0, uid, -1, false FROM th
-    UNION ALL SELECT trace_id, pid, tid, ts_ns, 2, 0, uid, 0, true FROM m
+climb(trace_id, uid, t, cur) AS (
+    SELECT m.trace_id, m.uid, m.ts_ns, th.uid
+    FROM m ASOF JOIN th ON th.trace_id = m.trace_id AND th.pid = m.pid AND th.tid = m.tid AND th.ts_ns <= m.ts_ns
+    UNION ALL
+    SELECT c.trace_id, c.uid, c.t, s.parent_uid
+    FROM climb c JOIN slices s ON s.trace_id = c.trace_id AND s.uid = c.cur
+    WHERE NOT (c.t < s.end_ns OR s.end_ns = s.ts_ns AND s.ts_ns = c.t) AND s.parent_uid IS NOT NULL
 ),
-swept AS (
-    SELECT *, sum(delta) OVER w AS level, row_number() OVER w AS pos
-    FROM marks
-    WINDOW w AS (PARTITION BY trace_id, pid, tid ORDER BY t, kind, tie, uid
-                 ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
-),
-found AS (
-    SELECT a.trace_id, a.uid, s.uid AS slice_uid
-    FROM (SELECT * FROM swept WHERE asked) a
-    ASOF LEFT JOIN (SELECT * FROM swept WHERE delta = 1) s
-      ON s.trace_id = a.trace_id AND s.pid = a.pid AND s.tid = a.tid AND s.level = a.level AND s.pos < a.pos
+found AS (  -- the slice of the walk that holds the event's time
+    SELECT c.trace_id, c.uid, s.op_uid
+    FROM climb c JOIN slices s ON s.trace_id = c.trace_id AND s.uid = c.cur
+    WHERE c.t < s.end_ns OR s.end_ns = s.ts_ns AND s.ts_ns = c.t
 )
 SELECT m.trace_id, t.rank, m.device_type,
        CASE m.device_type WHEN 0 THEN 'cpu' WHEN 1 THEN 'cuda' WHEN 6 THEN 'hip' WHEN 9 THEN 'xla'
@@ -70,8 +66,6 @@ SELECT m.trace_id, t.rank, m.device_type,
        m.addr, o.uid AS op_uid, o.name AS op_name
 FROM m
 LEFT JOIN found f ON f.trace_id = m.trace_id AND f.uid = m.uid
-LEFT JOIN th s ON s.trace_id = f.trace_id AND s.uid = f.slice_uid
-                AND s.ts_ns <= m.ts_ns AND (m.ts_ns < s.end_ns OR s.end_ns = m.ts_ns AND s.ts_ns = m.ts_ns)
-LEFT JOIN slices o ON o.trace_id = s.trace_id AND o.uid = s.op_uid
+LEFT JOIN slices o ON o.trace_id = f.trace_id AND o.uid = f.op_uid
 LEFT JOIN traces t ON t.trace_id = m.trace_id
 ORDER BY m.trace_id, m.device_type, m.device_id, m.ts_ns, m.uid;
