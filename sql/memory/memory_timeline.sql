@@ -1,0 +1,71 @@
+-- memory_timeline: every allocation and free the profiler recorded, per device, in time order.
+-- Answers: how did allocated and reserved memory move over the trace, on each device, and in
+-- which operator was each block allocated or freed?
+-- depends: slices, traces
+-- Source: the `[memory]` instant events torch.profiler writes with profile_memory=True (args
+-- Bytes: + allocation / - free, Total Allocated and Total Reserved after the event, Device Type,
+-- Device Id, Addr). Order per (trace_id, device_type, device_id): ts_ns, then file order.
+-- net_bytes is the running sum of bytes from the first event of the trace on that device: the
+-- growth since the profiler started (old traces write no totals, only Bytes).
+-- The op: the innermost host slice of the event's own thread (pid, tid) whose [ts, end) holds
+-- the event's ts (a zero-length slice holds its own point), then the nearest cpu_op at or above
+-- it (slices.op_uid) — null when the event is outside every cpu_op. Found in the host tree:
+-- the last slice of the thread starting at or before ts (the deepest of those starting
+-- together; an ASOF join), then up its parents to the first that holds ts — a walk as long as
+-- the tree is deep, for all events at once.
+-- Columns (one row per `[memory]` event):
+--   trace_id         INTEGER  trace
+--   rank             INTEGER  rank (null when unknown)
+--   device_type      BIGINT   c10 DeviceType code (0 CPU, 1 CUDA, 6 HIP, …)
+--   device_kind      VARCHAR  cpu, cuda, hip, xla, xpu, mps, mtia, else 'type N'
+--   device_id        BIGINT   device index (-1 for the CPU)
+--   uid              BIGINT   event uid
+--   pid, tid         BIGINT   thread that allocated or freed
+--   ts_ns            BIGINT   ns, time of the event
+--   bytes            BIGINT   bytes, + allocated / - freed
+--   allocated_bytes  BIGINT   bytes allocated on the device after the event (Total Allocated; null when not written)
+--   reserved_bytes   BIGINT   bytes reserved by the allocator after the event (Total Reserved; null when not written)
+--   net_bytes        BIGINT   bytes, running sum of bytes on the device up to this event
+--   addr             BIGINT   address of the block (null when not written)
+--   op_uid           BIGINT   the cpu_op the event happened in (null for none)
+--   op_name          VARCHAR  its name
+CREATE OR REPLACE VIEW memory_timeline AS
+WITH RECURSIVE m AS (
+    SELECT trace_id, uid, coalesce(pid, -1) AS pid, coalesce(tid, -1) AS tid, ts_ns, bytes,
+           total_allocated_bytes, total_reserved_bytes, addr, device_type, device_id
+    FROM events
+    WHERE ph IN ('i', 'I') AND name = '[memory]' AND ts_ns IS NOT NULL
+),
+th AS (  -- slices of the threads that allocate; of those starting together, the deepest (last in pre-order)
+    SELECT s.trace_id, s.pid, s.tid, s.ts_ns, arg_max(s.uid, s.pre) AS uid
+    FROM slices s SEMI JOIN (SELECT DISTINCT trace_id, pid, tid FROM m) q
+      ON q.trace_id = s.trace_id AND q.pid = s.pid AND q.tid = s.tid
+    GROUP BY s.trace_id, s.pid, s.tid, s.ts_ns
+),
+climb(trace_id, uid, t, cur) AS (
+    SELECT m.trace_id, m.uid, m.ts_ns, th.uid
+    FROM m ASOF JOIN th ON th.trace_id = m.trace_id AND th.pid = m.pid AND th.tid = m.tid AND th.ts_ns <= m.ts_ns
+    UNION ALL
+    SELECT c.trace_id, c.uid, c.t, s.parent_uid
+    FROM climb c JOIN slices s ON s.trace_id = c.trace_id AND s.uid = c.cur
+    WHERE NOT (c.t < s.end_ns OR s.end_ns = s.ts_ns AND s.ts_ns = c.t) AND s.parent_uid IS NOT NULL
+),
+found AS (  -- the slice of the walk that holds the event's time
+    SELECT c.trace_id, c.uid, s.op_uid
+    FROM climb c JOIN slices s ON s.trace_id = c.trace_id AND s.uid = c.cur
+    WHERE c.t < s.end_ns OR s.end_ns = s.ts_ns AND s.ts_ns = c.t
+)
+SELECT m.trace_id, t.rank, m.device_type,
+       CASE m.device_type WHEN 0 THEN 'cpu' WHEN 1 THEN 'cuda' WHEN 6 THEN 'hip' WHEN 9 THEN 'xla'
+            WHEN 12 THEN 'xpu' WHEN 13 THEN 'mps' WHEN 19 THEN 'mtia'
+            ELSE 'type ' || m.device_type END AS device_kind,
+       m.device_id, m.uid, m.pid, m.tid, m.ts_ns, m.bytes,
+       m.total_allocated_bytes AS allocated_bytes, m.total_reserved_bytes AS reserved_bytes,
+       sum(m.bytes) OVER (PARTITION BY m.trace_id, m.device_type, m.device_id ORDER BY m.ts_ns, m.uid
+                          ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)::BIGINT AS net_bytes,
+       m.addr, o.uid AS op_uid, o.name AS op_name
+FROM m
+LEFT JOIN found f ON f.trace_id = m.trace_id AND f.uid = m.uid
+LEFT JOIN slices o ON o.trace_id = f.trace_id AND o.uid = f.op_uid
+LEFT JOIN traces t ON t.trace_id = m.trace_id
+ORDER BY m.trace_id, m.device_type, m.device_id, m.ts_ns, m.uid;
