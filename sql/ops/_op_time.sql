@@ -1,4 +1,4 @@
--- _op_time: helper — per instance of a cpu_op or user_annotation slice, the host and device
+-- _op_time: helper — per instance of a cpu_op, user_annotation or runtime-call slice, the host and device
 -- times torch.profiler's key_averages() adds up (op_averages, op_averages_by_shape).
 -- Answers: how much CPU time and device time does torch count for this one event.
 -- depends: slices, kernels
@@ -6,17 +6,18 @@
 -- time of the one event that launched it and as device time of that event and of every event
 -- above it (torch: own kernels + the children's device totals). The launcher is the nearest
 -- cpu_op above the launch call (kernels.op_uid); a device event with no cpu_op above its launch
--- call belongs to the innermost user_annotation around the launch call, if any. Subtree
+-- call belongs to the innermost user_annotation around the launch call, if any. Runtime calls
+-- (cudaLaunchKernel, …) get no device time, as in torch's table. Subtree
 -- membership of cpu_ops comes from kernels.op_path (an equality join); user annotations are
 -- few, so theirs is a range join on the launch call's pre-order number. Durations are summed,
 -- not united (torch adds kernel durations; overlapping kernels count twice).
--- Columns (one row per cpu_op and user_annotation slice):
+-- Columns (one row per cpu_op, user_annotation, cuda_runtime and cuda_driver slice):
 --   trace_id        INTEGER  trace
 --   uid             BIGINT   the slice
 --   name            VARCHAR  event name
---   cat             VARCHAR  cpu_op or user_annotation
+--   cat             VARCHAR  cpu_op, user_annotation, cuda_runtime or cuda_driver
 --   input_shapes    VARCHAR  Input Dims as text (null when the event has none)
---   input_types     VARCHAR  Input type as text (null when the event has none)
+--   input_types     VARCHAR  Input type as JSON text, e.g. ["float","Scalar"] (null when the event has none)
 --   dur_ns          BIGINT   ns, host wall time (torch's CPU total of one event)
 --   self_ns         BIGINT   ns, dur_ns minus the children's durations (torch's self CPU)
 --   self_device_ns  BIGINT   ns, sum of durations of the device events this event launched
@@ -24,9 +25,9 @@
 CREATE OR REPLACE VIEW _op_time AS
 WITH ev AS (
     SELECT s.trace_id, s.uid, s.name, s.cat, s.pre, s.subtree_end, s.dur_ns, s.self_ns,
-           CAST(e.input_dims AS VARCHAR) AS input_shapes, CAST(e.input_types AS VARCHAR) AS input_types
+           CAST(e.input_dims AS VARCHAR) AS input_shapes, to_json(e.input_types)::VARCHAR AS input_types
     FROM slices s JOIN events e ON e.trace_id = s.trace_id AND e.uid = s.uid
-    WHERE s.cat IN ('cpu_op', 'user_annotation')
+    WHERE s.cat IN ('cpu_op', 'user_annotation', 'cuda_runtime', 'cuda_driver')
 ),
 ann AS (
     SELECT trace_id, uid, pre, subtree_end FROM ev WHERE cat = 'user_annotation'

@@ -2,20 +2,20 @@
 -- CPU time, self and total device time, and the percentages its table() prints.
 -- Answers, for people used to `prof.key_averages().table()`: the same rows from a saved trace.
 -- depends: _op_time
--- Events: cpu_op and user_annotation slices (key_averages also lists runtime calls, Python
--- frames and device-side annotations; runtime calls are in kernels / slices, and the
--- device-side annotations would count device time twice). Per event, as torch defines it:
+-- Events: cpu_op, user_annotation and runtime-call (cuda_runtime, cuda_driver) slices, the
+-- host events of torch's table; Python frames (with_stack) and device-side annotations are left
+-- out (the latter would count device time twice). Per event, as torch defines it:
 -- CPU total = its wall time, self CPU = wall time minus its children's, device total = the
 -- device events launched in its subtree, self device = those it launched itself (_op_time).
 -- Sums are over every event of the name, nested ones included: for aten::add inside aten::add
 -- both count, so the inner one's time is in the name's CPU and device totals twice (torch
--- adds the same way). Self times never overlap, so their % columns add up to 100 per trace.
--- % columns are of the trace's sum of self CPU time / self device time over every row (the
--- totals table() prints under the table).
+-- adds the same way); self times are counted once. The % columns are of the trace's sum of
+-- self CPU time / self device time over every row (the totals table() prints under the table),
+-- so self_cpu_pct and self_device_pct each add up to 100 over a trace's rows.
 -- Columns (one row per trace and name, sorted by device total, then CPU total, descending):
 --   trace_id               INTEGER  trace
 --   name                   VARCHAR  event name
---   cat                    VARCHAR  cpu_op or user_annotation (a name seen with both gets a row for each)
+--   cat                    VARCHAR  cpu_op, user_annotation, cuda_runtime or cuda_driver (a name seen with two gets a row for each)
 --   calls                  BIGINT   number of events (torch: "# of Calls")
 --   self_cpu_ns            BIGINT   ns, sum of self CPU time ("Self CPU")
 --   cpu_total_ns           BIGINT   ns, sum of wall time ("CPU total")

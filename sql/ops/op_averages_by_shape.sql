@@ -8,9 +8,9 @@
 -- Columns (one row per trace, name and shapes, sorted by device total, then CPU total, descending):
 --   trace_id               INTEGER  trace
 --   name                   VARCHAR  event name
---   cat                    VARCHAR  cpu_op or user_annotation
+--   cat                    VARCHAR  cpu_op, user_annotation, cuda_runtime or cuda_driver
 --   input_shapes           VARCHAR  Input Dims as text, e.g. [[2, 3], [3, 4]] (null: none recorded)
---   input_types            VARCHAR  Input type as text, e.g. [float, float] (null: none recorded)
+--   input_types            VARCHAR  Input type as JSON text, e.g. ["float","float"] (null: none recorded)
 --   calls                  BIGINT   number of events
 --   self_cpu_ns            BIGINT   ns, sum of self CPU time
 --   cpu_total_ns           BIGINT   ns, sum of wall time
