@@ -25,7 +25,10 @@
 CREATE OR REPLACE VIEW _op_time AS
 WITH ev AS (
     SELECT s.trace_id, s.uid, s.name, s.cat, s.pre, s.subtree_end, s.dur_ns, s.self_ns,
-           CAST(e.input_dims AS VARCHAR) AS input_shapes, to_json(e.input_types)::VARCHAR AS input_types
+           -- a TensorList argument is one level deeper than events.input_dims holds: read it from args
+           coalesce(CAST(e.input_dims AS VARCHAR),
+                    regexp_replace(json_extract(e.args, '$."Input Dims"')::VARCHAR, ',', ', ', 'g')) AS input_shapes,
+           coalesce(to_json(e.input_types)::VARCHAR, json_extract(e.args, '$."Input type"')::VARCHAR) AS input_types
     FROM slices s JOIN events e ON e.trace_id = s.trace_id AND e.uid = s.uid
     WHERE s.cat IN ('cpu_op', 'user_annotation', 'cuda_runtime', 'cuda_driver')
 ),

@@ -6,7 +6,8 @@
 -- Launchers and their times: _tracelens_launcher_time (the rules of tracelens_ops_summary, so
 -- that summing operation_count by name gives its Count). Rows group by name, op category,
 -- host process and thread, and the four argument lists exactly as recorded; the lists are
--- written as TraceLens prints them, Python tuples: ((512,), (141, 512)), ('c10::BFloat16', '').
+-- written as TraceLens prints them, Python tuples: ((512,), (141, 512)), ('c10::BFloat16', ''),
+-- TensorList arguments (kept in events.args, not in input_dims) as tuples of tuples.
 -- A launcher without argument lists (a launch call that launches for itself) has them null.
 -- Not reproduced: kernel_details_summary / trunc_kernel_details (ops_unique_args gives the
 -- kernel names), and the inference reports' parent_module, num_kernels and call_stack columns.
@@ -30,6 +31,11 @@ CREATE OR REPLACE MACRO _tc_py_ints(l) AS
     '(' || array_to_string(l, ', ') || CASE WHEN len(l) = 1 THEN ',)' ELSE ')' END;
 CREATE OR REPLACE MACRO _tc_py_tuple(items) AS
     '(' || array_to_string(items, ', ') || CASE WHEN len(items) = 1 THEN ',)' ELSE ')' END;
+CREATE OR REPLACE MACRO _tc_py_dims(j) AS  -- a JSON list of int lists, or of TensorLists of them
+    _tc_py_tuple(list_transform(json_extract(j, '$[*]'), lambda x:
+        CASE WHEN json_type(x, '$[0]') = 'ARRAY'
+             THEN _tc_py_tuple(list_transform(json_extract(x, '$[*]'), lambda y: _tc_py_ints(y::BIGINT[])))
+             ELSE _tc_py_ints(x::BIGINT[]) END));
 CREATE OR REPLACE VIEW tracelens_ops_unique_args AS
 WITH meta AS (  -- process and thread names; where one is written twice the later wins
     SELECT trace_id, pid, tid, name, arg_max(json_extract_string(args, '$.' || key), uid) AS v
@@ -39,9 +45,10 @@ WITH meta AS (  -- process and thread names; where one is written twice the late
 ),
 inst AS (
     SELECT l.*, coalesce(c.category, 'other') AS op_category,
-           _tc_py_tuple(list_transform(e.input_dims, lambda d: _tc_py_ints(d))) AS dims,
+           -- a TensorList argument is one level deeper than events.input_dims holds: read it from args
+           _tc_py_dims(coalesce(to_json(e.input_dims), json_extract(e.args, '$."Input Dims"'))) AS dims,
            _tc_py_tuple(list_transform(e.input_types, lambda t: '''' || t || '''')) AS types,
-           _tc_py_tuple(list_transform(e.input_strides, lambda d: _tc_py_ints(d))) AS strides,
+           _tc_py_dims(coalesce(to_json(e.input_strides), json_extract(e.args, '$."Input Strides"'))) AS strides,
            _tc_py_tuple(list_transform(e.concrete_inputs, lambda t: '''' || t || '''')) AS concrete
     FROM _tracelens_launcher_time l
     JOIN events e ON e.trace_id = l.trace_id AND e.uid = l.uid
