@@ -2,7 +2,7 @@
 -- and call arguments, with the statistics of their direct and subtree GPU times.
 -- Answers, for people coming from TraceLens: which argument sets of a launcher op own the GPU
 -- time, in TraceLens's columns and units.
--- depends: _tracelens_launcher_time, _tracelens_op_category, slices
+-- depends: _tracelens_launcher_time, _tracelens_op_category
 -- Launchers and their times: _tracelens_launcher_time (the rules of tracelens_ops_summary, so
 -- that summing operation_count by name gives its Count). Rows group by name, op category,
 -- host process and thread, and the four argument lists exactly as recorded; the lists are
