@@ -247,3 +247,32 @@ def test_tracelens_ops_unique_args_matches_csv(ref):
                 assert math.isclose(float(w[col]), g[col], rel_tol=1e-3, abs_tol=0.01), (k[0], col, w[col], g[col])
         for col in ("Percentage (%)", "Cumulative Percentage (%)"):
             assert math.isclose(float(w[col]), g[col], rel_tol=1e-3, abs_tol=1e-3), (k[0], col, w[col], g[col])
+
+
+INFERENCE = {"vllm_decode_full": "graph_execution.json.gz", "sglang_decode": "sglang_Qwen3-8B_decode.json.gz"}
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("case", sorted(INFERENCE))
+def test_tracelens_ops_unique_args_matches_inference_csv(case):
+    """The inference reports also split rows by parent module and kernel count (columns this
+    view does not have): summed over those, counts and times agree."""
+    d = CORPUS / "TraceLens/tests/traces/inference" / case
+    t = tracecols.open(d / INFERENCE[case], capture=d / "capture_traces")
+
+    def add(rows):
+        out = collections.defaultdict(lambda: [0, 0.0, 0.0])
+        for r in rows:
+            o = out[(r["name"], *(_args(r[a]) for a in ARGS))]
+            o[0] += int(r["operation_count"])
+            o[1] += float(r["total_direct_kernel_time_sum"])
+            o[2] += float(r["total_subtree_kernel_time_sum"])
+        return out
+
+    with open(d / "perf_csvs/ops_unique_args.csv", newline="") as f:
+        want = add(csv.DictReader(f))
+    got = add(t.sql("select * from tracelens_ops_unique_args").to_dicts())
+    assert set(got) == set(want)
+    for k, (n, direct, subtree) in want.items():
+        assert got[k][0] == n, k[0]
+        assert _close(direct, got[k][1], n) and _close(subtree, got[k][2], n), (k[0], want[k], got[k])

@@ -10,7 +10,8 @@
 -- TensorList arguments (kept in events.args, not in input_dims) as tuples of tuples.
 -- A launcher without argument lists (a launch call that launches for itself) has them null.
 -- Not reproduced: kernel_details_summary / trunc_kernel_details (ops_unique_args gives the
--- kernel names), and the inference reports' parent_module, num_kernels and call_stack columns.
+-- kernel names), and the inference reports' parent_module, num_kernels and call_stack columns
+-- (summed over those two, their rows agree with these).
 -- Columns (one row per group, sorted by total_direct_kernel_time_sum, descending):
 --   trace_id                          INTEGER  trace (TraceLens has one trace per file)
 --   name                              VARCHAR  launcher name
