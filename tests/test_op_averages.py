@@ -155,9 +155,11 @@ def test_tracelens_ops_unique_args_by_hand(nested):
 def reference_op_averages(t):
     """{(name, cat): [calls, self CPU, CPU total, self device, device total]} from slices and
     kernels rows: every cpu_op / user_annotation above the launch call gets the event's
-    duration; the nearest cpu_op gets it as self time, else the nearest user_annotation."""
+    duration; the nearest cpu_op gets it as self time, else the nearest user_annotation.
+    A graph-replayed kernel's walk starts at its grafted op (beneath the graph launch)."""
     cats = ("cpu_op", "user_annotation", "cuda_runtime", "cuda_driver")
-    sl = {r["uid"]: r for r in t.sql("select uid, name, cat, parent_uid, dur_ns, self_ns from slices").to_dicts()}
+    sl = {r["uid"]: r for r in t.sql("select uid, name, cat, parent_uid, dur_ns, self_ns, uid < 0 as graph "
+                                      "from slices").to_dicts()}
     out = collections.defaultdict(lambda: [0, 0, 0, 0, 0])
     for r in sl.values():
         if r["cat"] in cats:
@@ -165,8 +167,9 @@ def reference_op_averages(t):
             row[0] += 1
             row[1] += r["self_ns"]
             row[2] += r["dur_ns"]
-    for k in t.sql("select launch_uid, dur_ns from kernels where launch_uid is not null").to_dicts():
-        up, owner, ann_owner = sl[k["launch_uid"]]["parent_uid"], None, None
+    for k in t.sql("select launch_uid, op_uid, dur_ns from kernels where launch_uid is not null").to_dicts():
+        grafted = k["op_uid"] is not None and sl[k["op_uid"]]["graph"]
+        up, owner, ann_owner = k["op_uid"] if grafted else sl[k["launch_uid"]]["parent_uid"], None, None
         while up is not None:
             s = sl[up]
             if s["cat"] in ("cpu_op", "user_annotation"):
@@ -188,9 +191,13 @@ SAMPLES = ["generated/cpu_train_step.pt.trace.json.gz",
 
 
 @pytest.mark.corpus
-@pytest.mark.parametrize("path", SAMPLES)
+@pytest.mark.parametrize("path", SAMPLES + ["graph replay"])
 def test_op_averages_against_reference(path):
-    t = tracecols.open(CORPUS / path)
+    if path == "graph replay":  # vLLM decode, its graph replays grafted from the capture traces
+        d = CORPUS / "TraceLens/tests/traces/inference/vllm_decode_full"
+        t = tracecols.open(d / "graph_execution.json.gz", capture=d / "capture_traces")
+    else:
+        t = tracecols.open(CORPUS / path)
     want = reference_op_averages(t)
     got = {(r["name"], r["cat"]): [r[c] for c in AVG_COLS] for r in t.sql("select * from op_averages").to_dicts()}
     assert got == dict(want)

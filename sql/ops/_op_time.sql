@@ -9,7 +9,8 @@
 -- call belongs to the innermost user_annotation around the launch call, if any. Runtime calls
 -- (cudaLaunchKernel, …) get no device time, as in torch's table. Subtree
 -- membership of cpu_ops comes from kernels.op_path (an equality join); user annotations are
--- few, so theirs is a range join on the launch call's pre-order number. Durations are summed,
+-- few, so theirs is a range join on the launch call's pre-order number (a graph-replayed kernel's:
+-- that of the grafted op it belongs to, docs/graphs.md). Durations are summed,
 -- not united (torch adds kernel durations; overlapping kernels count twice).
 -- Columns (one row per cpu_op, user_annotation, cuda_runtime and cuda_driver slice):
 --   trace_id        INTEGER  trace
@@ -29,15 +30,18 @@ WITH ev AS (
            coalesce(CAST(e.input_dims AS VARCHAR),
                     regexp_replace(json_extract(e.args, '$."Input Dims"')::VARCHAR, ',', ', ', 'g')) AS input_shapes,
            coalesce(to_json(e.input_types)::VARCHAR, json_extract(e.args, '$."Input type"')::VARCHAR) AS input_types
-    FROM slices s JOIN events e ON e.trace_id = s.trace_id AND e.uid = s.uid
+    -- grafted graph nodes other than cpu_ops have no events row (docs/graphs.md)
+    FROM slices s LEFT JOIN events e ON e.trace_id = s.trace_id AND e.uid = s.uid
     WHERE s.cat IN ('cpu_op', 'user_annotation', 'cuda_runtime', 'cuda_driver')
 ),
 ann AS (
     SELECT trace_id, uid, pre, subtree_end FROM ev WHERE cat = 'user_annotation'
 ),
-kl AS (  -- device events with a launch call in the tree
-    SELECT k.trace_id, k.uid AS kuid, k.dur_ns, k.op_uid, k.op_path, l.pre AS lpre
+kl AS (  -- device events with a launch call in the tree, placed at the deeper of the launch call
+         -- and their op: a graph-replayed kernel's op is grafted beneath its graph launch
+    SELECT k.trace_id, k.uid AS kuid, k.dur_ns, k.op_uid, k.op_path, greatest(l.pre, o.pre) AS lpre
     FROM kernels k JOIN slices l ON l.trace_id = k.trace_id AND l.uid = k.launch_uid
+    LEFT JOIN slices o ON o.trace_id = k.trace_id AND o.uid = k.op_uid
 ),
 in_ann AS (  -- each device event under each annotation around its launch call
     SELECT kl.trace_id, a.uid AS ouid, kl.dur_ns, kl.op_uid, a.pre,

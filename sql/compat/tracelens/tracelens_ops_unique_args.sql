@@ -52,7 +52,7 @@ inst AS (
            _tc_py_dims(coalesce(to_json(e.input_strides), json_extract(e.args, '$."Input Strides"'))) AS strides,
            _tc_py_tuple(list_transform(e.concrete_inputs, lambda t: '''' || t || '''')) AS concrete
     FROM _tracelens_launcher_time l
-    JOIN events e ON e.trace_id = l.trace_id AND e.uid = l.uid
+    LEFT JOIN events e ON e.trace_id = l.trace_id AND e.uid = l.uid  -- a grafted launch call has none
     LEFT JOIN _tracelens_op_category c ON c.name = l.name
 ),
 grp AS (
