@@ -1,6 +1,6 @@
 -- tracelens_ops_summary: TraceLens's "kernel launchers" summary (ops_summary.csv), same columns and meaning.
 -- Answers, for people coming from TraceLens: which launcher ops own the GPU time, in their units.
--- depends: slices, _tracelens_gpu_events, _tracelens_op_category
+-- depends: slices, _tracelens_launcher_time, _tracelens_op_category
 -- Rules (docs/tree.md, "TraceLens compatibility"): GPU events are kernels, memcpy and memset
 -- linked to a launch call as TraceLens links them (_tracelens_gpu_events: a complete ac2g flow
 -- pair); communication kernels (name contains nccl, rccl or
@@ -31,51 +31,20 @@
 --   "Percentage (%)"               DOUBLE   % (0–100), direct ms / total direct ms of the trace
 --   "Cumulative Percentage (%)"    DOUBLE   % (0–100), running sum of the previous column in row order
 CREATE OR REPLACE VIEW tracelens_ops_summary AS
-WITH gk AS (  -- the GPU events TraceLens counts
-    SELECT k.trace_id, k.ts_ns, k.end_ns, k.launcher_uid, k.op_path
-    FROM _tracelens_gpu_events k
-    WHERE k.launcher_uid IS NOT NULL
-      AND NOT (k.name ILIKE '%nccl%' OR k.name ILIKE '%rccl%' OR k.name ILIKE '%cross_device_reduce%')
-),
-launchers AS (
-    SELECT s.trace_id, s.uid, s.cat, s.pre, s.is_recompute, regexp_replace(m.name, '_\d+$', '') AS parent_module,
-           -- SGLang's profiler ops carry a numeric id (sglang_profiler::attention_…_100): cut
-           regexp_replace(s.name, '^(sglang_profiler::.*)_\d+$', '\1') AS name
-    FROM slices s JOIN (SELECT DISTINCT trace_id, launcher_uid FROM gk) g
-      ON g.trace_id = s.trace_id AND g.launcher_uid = s.uid
+WITH launchers AS (  -- each launcher instance and its two busy times (_tracelens_launcher_time)
+    SELECT t.trace_id, t.uid, t.pre, t.name, t.direct_ns, t.subtree_ns, s.is_recompute,
+           regexp_replace(m.name, '_\d+$', '') AS parent_module
+    FROM _tracelens_launcher_time t
+    JOIN slices s ON s.trace_id = t.trace_id AND s.uid = t.uid
     LEFT JOIN slices m ON m.trace_id = s.trace_id AND m.uid = s.module_uid
 ),
-iv AS (
-    SELECT trace_id, launcher_uid AS luid, 'direct' AS kind, ts_ns, end_ns FROM gk
-    UNION ALL
-    SELECT l.trace_id, l.uid, 'subtree', gk.ts_ns, gk.end_ns
-    FROM launchers l JOIN (  -- beneath a cpu_op launcher: it is in the event's op_path;
-                             -- a launch call that is its own launcher has only its own events
-        SELECT trace_id, unnest(op_path) AS luid, ts_ns, end_ns FROM gk
-        UNION ALL
-        SELECT trace_id, launcher_uid, ts_ns, end_ns FROM gk
-        WHERE NOT list_contains(coalesce(op_path, []), launcher_uid)
-    ) gk ON gk.trace_id = l.trace_id AND gk.luid = l.uid
-),
-g AS (  -- what each event adds to the union of its launcher's (sql/core/_macros.sql)
-    SELECT trace_id, luid, kind,
-           _tc_covered(ts_ns, end_ns, max(end_ns) OVER (PARTITION BY trace_id, luid, kind ORDER BY ts_ns, end_ns
-                                                      ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)) AS c
-    FROM iv
-),
-busy AS (
-    SELECT trace_id, luid,
-           coalesce(sum(c) FILTER (WHERE kind = 'direct'), 0) AS direct_ns,
-           coalesce(sum(c) FILTER (WHERE kind = 'subtree'), 0) AS subtree_ns
-    FROM g GROUP BY ALL
-),
 per_name AS (
-    SELECT l.trace_id, l.name, l.is_recompute, l.parent_module,
-           sum(b.direct_ns) / 1000.0 AS total_direct_kernel_time_sum,
-           sum(b.subtree_ns) / 1000.0 AS total_subtree_kernel_time_sum,
-           count(*) FILTER (WHERE b.subtree_ns > 0 OR b.direct_ns > 0) AS total_subtree_kernel_time_count,
-           count(*) AS "Count", arg_min(l.uid, l.pre) AS first_uid
-    FROM launchers l JOIN busy b ON b.trace_id = l.trace_id AND b.luid = l.uid
+    SELECT trace_id, name, is_recompute, parent_module,
+           sum(direct_ns) / 1000.0 AS total_direct_kernel_time_sum,
+           sum(subtree_ns) / 1000.0 AS total_subtree_kernel_time_sum,
+           count(*) FILTER (WHERE subtree_ns > 0 OR direct_ns > 0) AS total_subtree_kernel_time_count,
+           count(*) AS "Count", arg_min(uid, pre) AS first_uid
+    FROM launchers
     GROUP BY ALL
 ),
 stack AS (  -- the first instance, then each nn.Module frame above it, outward
