@@ -171,8 +171,10 @@ def reference(t):
     by_uid = {uid: (parent, cat, name) for uid, parent, cat, name in
               t.sql("select uid, parent_uid, cat, name from slices").rows()}
     launched = defaultdict(int)
-    for launch_uid, dur in t.sql("select launch_uid, dur_ns from kernels").rows():
-        if launch_uid is not None:
+    for launch_uid, op_uid, dur in t.sql("select launch_uid, op_uid, dur_ns from kernels").rows():
+        if op_uid is not None and op_uid < 0:  # a replayed graph's: at the op grafted for it
+            launched[op_uid] += dur
+        elif launch_uid is not None:
             launched[launch_uid] += dur
     cpu, dev = defaultdict(int), defaultdict(int)
     for uid, self_ns in t.sql("select uid, self_ns from slices").rows():
@@ -198,16 +200,19 @@ def _read(path):
     return [(s, int(v)) for s, v in (line.rsplit(" ", 1) for line in path.read_text().splitlines())]
 
 
-CORPUS_TRACES = ["generated/cpu_train_step.pt.trace.json.gz",  # Python frames, CPU only
-                 "TraceLens/tests/traces/mi300/resnet_act_checkpoint.json.gz",  # deep Python stacks, GPU
-                 "HolisticTraceAnalysis/tests/data/df_index_resolver/df_index_resolver.json.gz"]  # large, GPU
+_VLLM = "TraceLens/tests/traces/inference/vllm_decode_full/"
+CORPUS_TRACES = [("generated/cpu_train_step.pt.trace.json.gz", None),  # Python frames, CPU only
+                 ("TraceLens/tests/traces/mi300/resnet_act_checkpoint.json.gz", None),  # deep Python stacks, GPU
+                 ("HolisticTraceAnalysis/tests/data/df_index_resolver/df_index_resolver.json.gz", None),  # large
+                 (_VLLM + "graph_execution.json.gz", _VLLM + "capture_traces")]  # graph replays, captured ops
 
 
 @pytest.mark.corpus
-@pytest.mark.parametrize("rel", CORPUS_TRACES)
-def test_corpus_matches_a_plain_walk(rel, tmp_path):
+@pytest.mark.parametrize(("rel", "capture"), CORPUS_TRACES)
+def test_corpus_matches_a_plain_walk(rel, capture, tmp_path):
     path = CORPUS / rel
-    t = tracecols.open(path)
+    capture = capture and CORPUS / capture
+    t = tracecols.open(path, capture=capture)
     cpu, dev = reference(t)
     view = t.sql("select stack, self_cpu_ns, self_device_ns from stacks").rows()
     assert {s: c for s, c, _ in view} == dict(cpu)
@@ -218,9 +223,11 @@ def test_corpus_matches_a_plain_walk(rel, tmp_path):
         "select coalesce(sum(dur_ns), 0) from kernels where launch_uid is not null").item()
     for metric, sums in (("self_cpu", cpu), ("self_device", dev)):
         out = tmp_path / f"{metric}.folded"
-        rc, _, err = cli("stacks", path, "-o", out, "--metric", metric)
+        rc, _, err = cli("stacks", path, "-o", out, "--metric", metric, *(("--capture", capture) if capture else ()))
         assert rc == 0, err
         assert _read(out) == _folded(sums), metric
     has_py = t.sql("select count(*) from slices where cat = 'python_function'").item() > 0
     assert has_py == ("df_index_resolver" not in rel)
     assert (sum(dev.values()) > 0) == ("cpu_train_step" not in rel)
+    if capture:  # the replayed kernels sit under the captured ops grafted beneath the graph launch
+        assert sum(d for s, d in dev.items() if ";hipGraphLaunch;capture_" in s) > 0.9 * sum(dev.values())

@@ -7,10 +7,12 @@
 -- parent's path. Paths of different threads with the same names are one row.
 -- Frame names: `;` becomes `,` and carriage returns and newlines become spaces (the folded
 -- format splits frames on `;` and lines on newlines); a null or empty name is `(unnamed)`.
--- Device time: device events (kernels, memcpy, memset) count at the path of their launch call
--- (`kernels.launch_uid`: the runtime call that launched them, or the graph launch of a replayed
--- graph); a sum of durations, so events overlapping on two streams both count. Device events
--- without a launch call in the trace are not in any row.
+-- Device time: device events (kernels, memcpy, memset) count at the path of the slice that
+-- launched them: their launch call (`kernels.launch_uid`, a runtime call), except in a replayed
+-- CUDA/HIP graph, where they count at the op grafted under the graph launch (`op_uid` < 0: the
+-- captured op matched with --capture, else the `graph replay @ …` op; docs/graphs.md). A sum of
+-- durations: events overlapping on two streams both count. Device events without a launch call
+-- in the trace are in no row.
 -- How: a recursive walk down `parent_uid`, one step per tree level, gives each slice the id of
 -- its path (the smallest uid among the slices one level down from the same path with the same
 -- frame name), integers only; the path text is then built once per distinct path, so the
@@ -41,13 +43,14 @@ walk(trace_id, uid, inc, self_ns, node, parent_node, frame) AS (
            w.node, c.frame
     FROM walk w JOIN s c ON c.trace_id = w.trace_id AND c.parent_uid = w.uid),
 launched AS (
-    SELECT trace_id, launch_uid, count(*) AS n, sum(dur_ns) AS dur_ns
-    FROM kernels WHERE launch_uid IS NOT NULL GROUP BY trace_id, launch_uid),
+    SELECT trace_id, CASE WHEN op_uid < 0 THEN op_uid ELSE launch_uid END AS uid, count(*) AS n,
+           sum(dur_ns) AS dur_ns
+    FROM kernels WHERE launch_uid IS NOT NULL OR op_uid < 0 GROUP BY ALL),
 nodes AS (
     SELECT w.trace_id, w.node, any_value(w.parent_node) AS parent_node, any_value(w.frame) AS frame,
            count(*) AS slices, sum(w.self_ns) AS self_cpu_ns, sum(l.n) AS device_events,
            sum(l.dur_ns) AS self_device_ns
-    FROM walk w LEFT JOIN launched l ON l.trace_id = w.trace_id AND l.launch_uid = w.uid
+    FROM walk w LEFT JOIN launched l ON l.trace_id = w.trace_id AND l.uid = w.uid
     WHERE w.inc
     GROUP BY w.trace_id, w.node),
 paths(trace_id, node, stack, frames) AS (
