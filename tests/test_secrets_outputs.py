@@ -130,6 +130,7 @@ def _outputs(tmp_path, keep):
     cli("sql lake", "sql", tmp_path / "lake", "select * from events", "--format", "json")
     cli("export", "export", tmp_path / "lake", "--duckdb", tmp_path / "x.duckdb", files=[tmp_path / "x.duckdb"])
     cli("report", "report", p, "-o", tmp_path / "r.html", files=[tmp_path / "r.html"])
+    cli("stacks", "stacks", p, "-o", tmp_path / "s.folded", files=[tmp_path / "s.folded"])
     cli("augment", "augment", p, tmp_path / "aug.json.gz")
     got["augment"] += gzip.decompress((tmp_path / "aug.json.gz").read_bytes()).decode()
     cli("link", "link", "--et", et, "--kineto", p, "-o", tmp_path / "link", files=[tmp_path / "link"])
