@@ -24,3 +24,14 @@ def pytest_collection_modifyitems(config, items):
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "corpus: needs ../shared/traces")
+
+
+def open_events(tmp_path, events):
+    """A trace of `events` (on an H100), written to tmp_path and opened: the hand-built cases' way in."""
+    import json
+
+    import tracecols
+    p = tmp_path / "t.json"
+    p.write_text(json.dumps({"schemaVersion": 1, "traceEvents": events,
+                             "deviceProperties": [{"id": 0, "name": "NVIDIA H100 80GB HBM3"}]}))
+    return tracecols.open(p)

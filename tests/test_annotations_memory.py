@@ -1,12 +1,11 @@
 """User annotations (annotation_breakdown, kernel_annotations) and the [memory] records
 (memory_timeline, memory_summary, memory_by_op): hand-built traces whose answers are worked
 out by hand below (times in µs), then the corpus against plain loops over the raw JSON."""
-import json
 from collections import defaultdict
 from decimal import Decimal
 
 import pytest
-from conftest import CORPUS, DATA_TRACE
+from conftest import CORPUS, DATA_TRACE, open_events
 from reference import load
 
 import tracecols
@@ -42,10 +41,7 @@ class Trace:
         return len(self.ev) - 1
 
     def open(self, tmp_path):
-        p = tmp_path / "t.json"
-        p.write_text(json.dumps({"schemaVersion": 1, "traceEvents": self.ev,
-                                 "deviceProperties": [{"id": 0, "name": "NVIDIA H100 80GB HBM3"}]}))
-        return tracecols.open(p)
+        return open_events(tmp_path, self.ev)
 
 
 @pytest.fixture

@@ -1,12 +1,11 @@
 """kernel_launch_stats, kernel_launch_summary, short_kernels, short_kernel_histogram and
 kernel_sequences: on a hand-built trace with answers worked out by hand (times in µs), and on
 real traces against plain-Python loops over the base tables."""
-import json
 import math
 from collections import defaultdict
 
 import pytest
-from conftest import CORPUS, DATA_TRACE
+from conftest import CORPUS, DATA_TRACE, open_events
 
 import tracecols
 
@@ -36,10 +35,7 @@ class Trace:
                         "args": args})
 
     def open(self, tmp_path):
-        p = tmp_path / "t.json"
-        p.write_text(json.dumps({"schemaVersion": 1, "traceEvents": self.ev,
-                                 "deviceProperties": [{"id": 0, "name": "NVIDIA H100 80GB HBM3"}]}))
-        return tracecols.open(p)
+        return open_events(tmp_path, self.ev)
 
 
 @pytest.fixture

@@ -4,11 +4,10 @@ on real traces, and TraceLens's own ops_unique_args.csv files."""
 import ast
 import collections
 import csv
-import json
 import math
 
 import pytest
-from conftest import CORPUS
+from conftest import CORPUS, open_events
 
 import tracecols
 
@@ -43,10 +42,7 @@ class Trace:
                         "ts": dev_ts, "bp": "e"})
 
     def open(self, tmp_path):
-        p = tmp_path / "t.json"
-        p.write_text(json.dumps({"schemaVersion": 1, "traceEvents": self.ev,
-                                 "deviceProperties": [{"id": 0, "name": "NVIDIA H100 80GB HBM3"}]}))
-        return tracecols.open(p)
+        return open_events(tmp_path, self.ev)
 
 
 @pytest.fixture
