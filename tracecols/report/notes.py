@@ -10,7 +10,8 @@ def headline_lines(rows):
         parts = [f"trace {r['trace_id']}" + ("" if r["rank"] is None else f" (rank {r['rank']})"),
                  f"span {fmt_ns(r['span_ns'])}"]
         if r["steps"]:
-            kind = "ProfilerSteps" if r["step_kind"] == "ProfilerStep" else "serving steps"
+            kind = "ProfilerStep" if r["step_kind"] == "ProfilerStep" else "serving step"
+            kind += "s" if r["steps"] != 1 else ""
             parts.append(f"{r['steps']:,} {kind}, mean {fmt_ns(r['mean_step_ns'])}")
         else:
             parts.append("no steps marked")
