@@ -31,7 +31,7 @@ RANK0 = [HTA / "critical_path/alexnet/benchmark_result_2869224_1695835535_trace.
          HTA / "execution_trace/benchmark_simple_add_trace.json.gz"]
 WIDTHS = (1400, 800)
 CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
-SINGLE = ["chart-gpu-timeline", "chart-top-ops", "chart-top-kernels", "chart-kernel-class",
+SINGLE = ["chart-gpu-timeline", "chart-top-ops", "chart-top-kernels", "chart-kernel-class", "chart-stacks",
           "chart-idle-gaps", "chart-queue-depth"]
 FLEET = ["chart-rank-steps", "chart-collective-skew", "chart-stragglers"]
 
@@ -144,7 +144,7 @@ def test_report_h100(tmp_path):
     out = tmp_path / "h100.html"
     r = run("report", DATA_TRACE, "-o", out)
     assert "wrote" in r.stderr
-    res = check(out, tmp_path, "h100", SINGLE + ["chart-roofline"])
+    res = check(out, tmp_path, "h100", SINGLE + ["chart-roofline", "chart-memory"])
     ids = {c["id"] for c in res["charts"]}
     assert not ids & set(FLEET)  # a single trace has no per-rank section
     text = out.read_text()

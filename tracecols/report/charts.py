@@ -234,3 +234,25 @@ def xy(cid, title, reading, series, xlabel, ylabel, logx=False, logy=False, line
     b.append(_axis_title(AXT_FONT + 2, MT + ph / 2, ylabel, rotate=True, room=h))
     legend = [(s["name"], s["color"]) for s in series] + [(ln["name"], ln["color"]) for ln in lines]
     return figure(cid, title, reading, _svg(w, h, "".join(b)), legend=legend, note=note)
+
+
+ICICLE_ROW = 18  # px per stack level
+
+
+def icicle(cid, title, reading, rects, levels, legend, note=None):
+    """An icicle (a flame graph hung from the top): `rects` are (level, start, width, label, tip,
+    colour) with start and width as shares of the whole (0..1), level 0 the roots. A label is
+    drawn inside its rectangle when some of it fits, cut at the end; the tooltip has it all."""
+    w, h = W, MT + levels * ICICLE_ROW + 8
+    pw = w - 2 * MR
+    b = [f'<rect class="plot" x="{MR}" y="{MT}" width="{pw}" height="{levels * ICICLE_ROW}" fill="none"/>']
+    for level, start, width, label, tip, colour in rects:
+        x, y, rw = MR + start * pw, MT + level * ICICLE_ROW, max(width * pw, 0.8)
+        rw = min(rw, MR + pw - x)
+        b.append(f'<rect class="mark" x="{x:.2f}" y="{y + 1}" width="{rw:.2f}" height="{ICICLE_ROW - 2}" '
+                 f'fill="{colour}"><title>{_e(tip)}</title></rect>')
+        room = rw - 6
+        if room >= text_px("ab…", VAL_FONT):
+            b.append(f'<text class="val" x="{x + 3:.1f}" y="{y + ICICLE_ROW * 0.7:.1f}">'
+                     f'<title>{_e(tip)}</title>{_e(fit(label, room, VAL_FONT, where="end"))}</text>')
+    return figure(cid, title, reading, _svg(w, h, "".join(b)), legend=legend, note=note)

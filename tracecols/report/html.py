@@ -7,13 +7,16 @@ from decimal import Decimal
 from html import escape
 
 from ..version import __version__
-from . import charts
+from . import charts, flame
 from .charts import PALETTE
 from .labels import kernel_label, trace_labels
 from .units import fmt_ns, time_unit
 from .units import fmt_pct as _pct
 
 TOP = 15            # rows of the top-N charts
+ICICLE_LEVELS = 24  # levels drawn in the call-stack chart, below the frames every stack shares
+ICICLE_DEPTH = 96   # frames of each stack read for it
+MEMORY_BINS = 400   # time bins of the memory chart
 MAX_GAPS = 600      # idle gaps drawn (the largest)
 QUEUE_BINS = 400    # time bins of the queue depth series
 MAX_STREAMS = 6     # queue depth series drawn (the busiest streams)
@@ -389,6 +392,76 @@ class _Report:
         if parts:
             self.add("time", "Idle gaps and queue depth over time", *parts)
 
+    def stacks(self):
+        """An icicle of the host call stacks: by the device time they launched when the trace has
+        any, else by their own CPU time."""
+        if not self.has("stacks"):
+            return
+        dev = _rows(self.src, "SELECT coalesce(sum(self_device_ns), 0) AS d FROM stacks")[0]["d"]
+        metric = "self_device_ns" if dev > 0 else "self_cpu_ns"
+        rows = _rows(self.src, f"""SELECT string_split(stack, ';')[1:{ICICLE_DEPTH}] AS frames, sum({metric}) AS v
+            FROM stacks WHERE {metric} > 0 GROUP BY ALL""")
+        drawn, total, trunk, least = flame.rects([(tuple(r["frames"]), r["v"]) for r in rows], levels=ICICLE_LEVELS)
+        if not drawn:
+            return
+        colours = {k: PALETTE[i] for i, (k, _) in enumerate(flame.KINDS)}
+        rects = [(lvl, start, width, name, f"{name}: {fmt_ns(v)} ({100 * width:.1f}%)",
+                  colours[flame.kind(name)]) for lvl, start, width, name, v in drawn]
+        what = "device time launched" if dev > 0 else "CPU self time"
+        levels = max(r[0] for r in rects) + 1
+        legend = [("ATen op", colours["op"]), ("Python frame", colours["python"]),
+                  ("runtime call", colours["runtime"]), ("other", colours["other"])]
+        self.add("stacks", "Call stacks", charts.icicle(
+            "chart-stacks", f"Host call stacks by {what}",
+            "Each bar is a frame, as wide as its share of the time; the frames it called hang below it.",
+            rects, levels, legend,
+            note=f"{fmt_ns(total)} of {what}. "
+                 + (f"The {len(trunk)} outermost frames, the same in every stack ({_cut(trunk[0], 40)} … "
+                    f"{_cut(trunk[-1], 40)}), are left out. " if trunk else "")
+                 + f"Frames under {100 * least:.2g}% of the time, and below the {ICICLE_LEVELS} levels drawn, are not "
+                   "drawn (`tracecols stacks` writes every stack). Hover a bar for its name and time."))
+
+    def memory(self):
+        """Allocated and reserved memory over time per device, from the profiler's memory events."""
+        if not self.has("memory_timeline"):
+            return
+        rows = _rows(self.src, f"""WITH m AS (SELECT trace_id, device_kind, device_id, ts_ns,
+                coalesce(allocated_bytes, net_bytes) AS alloc, reserved_bytes AS res FROM memory_timeline
+                WHERE ts_ns IS NOT NULL),
+            r AS (SELECT min(ts_ns) AS t0, greatest(max(ts_ns) - min(ts_ns), 1) AS span FROM m)
+            SELECT trace_id, device_kind, device_id, least((ts_ns - t0) * {MEMORY_BINS} // span, {MEMORY_BINS - 1}) AS b,
+                   any_value(span) AS span, max(alloc) AS alloc, max(res) AS res
+            FROM m, r GROUP BY ALL ORDER BY trace_id, device_id, b""")
+        if not rows:
+            return
+        span = rows[0]["span"]
+        div, unit = time_unit(span)
+        top = max(max(r["alloc"] or 0, r["res"] or 0) for r in rows)
+        mdiv, munit = next(((d, u) for d, u in ((1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")) if top >= d),
+                           (1, "bytes"))
+        series, seen = [], {}
+        for r in rows:
+            key = (r["trace_id"], r["device_kind"], r["device_id"])
+            seen.setdefault(key, []).append(r)
+        for i, ((tid, kind_, dev), rs) in enumerate(list(seen.items())[:MAX_STREAMS]):
+            who = self.scope({"trace_id": tid, "device": None})
+            name = f"{who} · {kind_} {dev}" if len(self.traces) > 1 else f"{kind_} {dev}"
+            x = [(r["b"] * span / MEMORY_BINS) / div for r in rs]
+            series.append({"name": f"{name} allocated", "color": PALETTE[(2 * i) % len(PALETTE)],
+                           "points": [(xx, r["alloc"] / mdiv) for xx, r in zip(x, rs) if r["alloc"] is not None]})
+            if any(r["res"] is not None for r in rs):
+                series.append({"name": f"{name} reserved", "color": PALETTE[(2 * i + 1) % len(PALETTE)],
+                               "points": [(xx, r["res"] / mdiv) for xx, r in zip(x, rs) if r["res"] is not None]})
+        series = [s for s in series if s["points"]]
+        if not series:
+            return
+        self.add("memory", "Memory over time", charts.xy(
+            "chart-memory", "Memory over time, per device",
+            "Allocated is what live tensors hold; reserved is what the caching allocator took from the device (GPUs).",
+            series, f"time since the first memory event ({unit})", f"memory ({munit})", kind="step", ymin=0,
+            note=f"The highest value per {fmt_ns(span / MEMORY_BINS)} bin, from the profiler's memory events "
+                 "(profile_memory=True); where a trace writes no totals, allocated is the running sum of its allocations."))
+
     def fleet(self):
         if not self.lake:
             return
@@ -479,7 +552,8 @@ def render(src, title=None):
     from ..fleet.lake import Lake
     is_lake = isinstance(src, Lake)
     rep = _Report(src, is_lake)
-    for step in (rep.inputs, rep.timeline, rep.top, rep.classes, rep.roofline, rep.over_time, rep.fleet):
+    for step in (rep.inputs, rep.timeline, rep.top, rep.classes, rep.roofline, rep.stacks, rep.memory,
+                 rep.over_time, rep.fleet):
         step()
     origin = getattr(src, "origin", "")
     title = title or f"tracecols report: {os.path.basename(str(origin).rstrip('/')) or origin}"
