@@ -256,6 +256,13 @@ def test_export_duckdb_file_of_views(tmp_path):
     # device peak table are stored in the file, so that op_perf and kernel_perf exist there too
     assert {"events", "kernels", "kernel_stats", "rank_summary", "collectives", "op_perf", "kernel_perf"} <= views
     assert {"traces", "devices", "device_specs"} <= tables
+    # the private helpers are in a schema apart, and every public view still reads them
+    listed = con.execute("select schema_name, view_name from duckdb_views() where not internal").fetchall()
+    assert {v for s, v in listed if s == "main" and v.startswith("_")} == set()
+    assert {"_launch_queue", "_op_time"} <= {v for s, v in listed if s == "tracecols_internal"}
+    assert {s for s, _ in listed} == {"main", "tracecols_internal"}
+    for v in sorted(v for s, v in listed if s == "main"):
+        con.execute(f'select count(*) from "{v}"').fetchone()
     assert con.execute("select count(*) from events").fetchone()[0] == 2551
     assert con.execute("select count(*) from kernels").fetchone()[0] == \
         tracecols.open(str(DATA_TRACE)).sql("select count(*) as n from kernels")["n"][0]

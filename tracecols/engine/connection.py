@@ -68,9 +68,12 @@ class Engine:
         # deferred: materialise_all_to defines each view once the views it reads are files,
         # so that DuckDB does not bind every view beneath it again (0.04-0.07 s a trace)
         self._undefined = {n: files[n][0] for n in self.views} if defer_views else {}
+        private = {n for n in self.views if n.startswith("_")} if self._persist else set()
+        if private:  # a database file lists the public views only; the helpers sit in a schema apart
+            self.con.execute(f"CREATE SCHEMA IF NOT EXISTS {sqlfiles.PRIVATE_SCHEMA}")
         for name in self.views:
             if name not in self._undefined:
-                self.con.execute(files[name][0])
+                self.con.execute(sqlfiles.private_in_schema(files[name][0], private))
 
     def _register(self, name, table):
         if not self._persist:

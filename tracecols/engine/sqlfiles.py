@@ -80,3 +80,16 @@ def ordered(files, available, known=()):
             done.add(n)
             del pending[n]
     return order
+
+
+PRIVATE_SCHEMA = "tracecols_internal"
+
+
+def private_in_schema(text, private, schema=PRIVATE_SCHEMA):
+    """`text` with every private view name of `private` (`_` names) qualified by `schema`: the
+    private views of a database file live there, out of the list of what it offers."""
+    if not private:
+        return text
+    names = "|".join(re.escape(n) for n in sorted(private, key=len, reverse=True))
+    return re.sub(rf'(?<![\w."])({names})(?![\w"])', rf"{schema}.\1", text)
+
