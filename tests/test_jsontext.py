@@ -1,6 +1,7 @@
 """jsontext.dumps (msgspec) writes exactly the text of the json-module encoder it replaced."""
 from decimal import Decimal
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -33,3 +34,11 @@ def test_same_text_as_the_json_module(obj):
 def test_what_msgspec_declines_still_has_its_text():
     lone = {"s": "a\ud800b", "d": Decimal("1.50")}
     assert jsontext.dumps(lone) == _reference(lone)
+
+
+def test_exact_numbers_write_as_written_and_refuse_int():
+    v = jsontext.Exact("1.50")
+    assert jsontext.dumps({"a": v, "b": [jsontext.Exact("1E+5")]}) == '{"a":1.50,"b":[1E+5]}'
+    assert v == Decimal("1.5") and isinstance(v, Decimal)
+    with pytest.raises(TypeError):
+        int(v)

@@ -2,9 +2,10 @@
 
 ijson's C backend builds the Python objects one parser event at a time. msgspec decodes a
 whole buffer about 2.5x faster into the very same objects: integers as int (of any size),
-every other number as an exact Decimal of its text (float_hook), strings, lists, dicts with
-the last of duplicate keys. So the array is read in blocks; each block is cut after its last
-`}` `,` `{` and the part before the cut is decoded as the document "[" + part + "]".
+every other number as an exact Decimal of its text (jsontext.Exact, a Decimal that pyarrow
+will not truncate into an integer column), strings, lists, dicts with the last of duplicate
+keys. So the array is read in blocks; each block is cut after its last `}` `,` `{` and the
+part before the cut is decoded as the document "[" + part + "]".
 
 A part decodes only if its cut lies between two elements of the array: a cut inside a
 string leaves that string unterminated, a cut inside a nested value leaves a bracket open.
@@ -16,17 +17,17 @@ opening (`{"traceEvents": [`), and so parses it exactly as a whole-ijson read wo
 same objects, the same errors and offsets counted in the real stream.
 """
 import re
-from decimal import Decimal
 
 import msgspec
 
+from .jsontext import Exact
 from .nesting import Nesting, check
 
 READ = 1 << 16    # one read of the underlying stream (error offsets are this precise)
 BLOCK = 1 << 22   # bytes decoded per part, about 15k events
 HEAD_MAX = 1 << 26  # a head longer than this (before the array) is left to ijson
 _CUT = re.compile(rb"\}\s*,\s*\{")
-_DECODE = msgspec.json.Decoder(float_hook=Decimal)
+_DECODE = msgspec.json.Decoder(float_hook=Exact)
 
 
 class _Counted:

@@ -11,7 +11,28 @@ from decimal import Decimal
 
 import msgspec
 
-_fast = msgspec.json.Encoder(decimal_format="number").encode
+
+class Exact(Decimal):
+    """A JSON number with a fraction or an exponent, exactly as written (the decoders' float_hook).
+
+    A Decimal in all but one way: it has no int(). pyarrow converts an object to an int64
+    column through int(), which truncates a plain Decimal without a word (Decimal('1.5') -> 1),
+    so a reader holding plain Decimals must check integer columns a second time; this one
+    pyarrow refuses, and the value takes the exact path (batch._column).
+    """
+    __slots__ = ()
+
+    def __int__(self) -> int:
+        raise TypeError("a JSON number with a fraction or exponent has no exact int(): use Decimal(x)")
+
+
+def _as_decimal(obj):
+    if isinstance(obj, Decimal):  # Exact: msgspec encodes Decimal itself, not its subclasses
+        return Decimal(obj)
+    raise TypeError(f"cannot write a {type(obj).__name__} as JSON")
+
+
+_fast = msgspec.json.Encoder(decimal_format="number", enc_hook=_as_decimal).encode
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
 
 

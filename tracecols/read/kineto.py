@@ -198,17 +198,21 @@ def read_events(src, form, on_batch, batch_size=BATCH):
 
     with item_stream(src, prefix, "trace") as items:
         first = None
+        plain = 0  # how many of the held events ijson parsed (plain Decimals: build_batches' check)
         for run in items.runs():
             if first is None and run:
                 first = run[0]
             held.extend(run)
+            if type(run) is tuple:  # ijson's runs are tuples, msgspec's lists
+                plain += len(run)
             while len(held) >= batch_size:  # batches of exactly batch_size, whatever the runs
                 batch, held = held[:batch_size], held[batch_size:]
-                for b in build_batches(_objects(batch, uid, src), uid):
+                for b in build_batches(_objects(batch, uid, src), uid, checked=plain > len(held)):
                     on_batch(b)
+                plain = min(plain, len(held))
                 uid += len(batch)
         if held:
-            for b in build_batches(_objects(held, uid, src), uid):
+            for b in build_batches(_objects(held, uid, src), uid, checked=plain > 0):
                 on_batch(b)
             uid += len(held)
     tail = {}
