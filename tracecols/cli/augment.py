@@ -3,6 +3,8 @@ with `--counters`, also the queue length and copy bandwidth as counter tracks.""
 import sys
 from decimal import Decimal
 
+from ..errors import Unsupported
+from ..read import rocprof
 from ..store.augment import write_augmented
 from ..trace import open as open_trace
 from . import flags
@@ -93,6 +95,8 @@ def augment(args):
     t = open_trace(args.input, keep_secrets=args.keep_secrets)
     if len(t.inputs) != 1:
         raise SystemExit("tracecols augment: give one trace file")
+    if t.sql("select any_value(form) from traces").item() == rocprof.FORM:
+        raise Unsupported(args.input, "augment rewrites Chrome-trace JSON (traceEvents); this is a rocprofv3 file")
     values, skipped = augment_values(t)
     counters, n_queue, series = counter_events(t) if args.counters else ([], 0, {})
     n = write_augmented(args.input, args.output, values, keep_secrets=args.keep_secrets, events=counters)
