@@ -7,7 +7,8 @@ from functools import lru_cache
 
 from conftest import CORPUS
 
-NOT_KINETO = ("/rocprof/", "_et.json", "dlrm_eg_", "pt2_et.json", "resnet_1gpu_et", "resnet_2gpu_et",
+ROCPROFV3 = ("/rocprof/",)  # rocprofiler-sdk JSON: read (test_rocprof.py), but not a Kineto trace
+NOT_KINETO = ("_et.json", "dlrm_eg_", "pt2_et.json", "resnet_1gpu_et", "resnet_2gpu_et",
               "linear_et", "resnet_et", "execution_details.json")  # the last: TraceLens's capture list
 
 
@@ -37,10 +38,11 @@ def corpus_files():
 
 def kineto_files():
     """Every Kineto trace in the corpus (the Execution Traces and the rocprof file are not)."""
-    return [p for p in corpus_files() if not any(s in p for s in NOT_KINETO)]
+    return [p for p in corpus_files() if not any(s in p for s in NOT_KINETO + ROCPROFV3)]
 
 
 def not_kineto_files():
+    """The files tracecols does not read as traces (Execution Traces, capture lists)."""
     return [p for p in corpus_files() if any(s in p for s in NOT_KINETO)]
 
 

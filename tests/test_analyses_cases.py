@@ -170,6 +170,53 @@ def test_queue_depth(gaps):
     assert [ts for ts, _, _ in q][-1] == 200_000
 
 
+
+def _copy(name, dev, stream, ts, dur, nbytes=None, bw=None, cat="gpu_memcpy"):
+    args = {"device": dev, "stream": stream}
+    if nbytes is not None:
+        args["bytes"] = nbytes
+    if bw is not None:
+        args["memory bandwidth (GB/s)"] = bw
+    return {"ph": "X", "cat": cat, "name": name, "pid": dev, "tid": stream, "ts": ts, "dur": dur, "args": args}
+
+
+def test_memcpy_bandwidth(tmp_path):
+    from conftest import open_events
+    htod = "Memcpy HtoD (Pageable -> Device)"
+    t = open_events(tmp_path, [
+        _copy(htod, 0, 7, 10, 10, nbytes=1_000_000),       # 100 bytes/ns over [10, 20) µs
+        _copy(htod, 0, 8, 15, 10, nbytes=500_000),         # 50 bytes/ns over [15, 25), beside the first
+        _copy(htod, 0, 7, 25, 5, nbytes=100_000),          # 20 bytes/ns from 25, as the second ends
+        _copy("Memcpy DtoH (Device -> Pinned)", 0, 9, 12, 4, nbytes=400, bw=0.05),  # the trace's rate wins
+        _copy("Memset (Device)", 0, 7, 40, 2, nbytes=2000, cat="gpu_memset"),      # 1 byte/ns
+        _copy(htod, 0, 7, 50, 5),                          # no byte count: left out
+        _copy(htod, 0, 7, 60, 0, nbytes=100),              # no duration: left out
+        _copy("Memcpy PtoP (Device -> Device)", 1, 3, 10, 10, nbytes=3000),        # 0.3 bytes/ns
+        # overlap on one stream: the first keeps its written duration (10 µs, 1 byte/ns), not the clipped 5
+        _copy("Memcpy DtoD (Device -> Device)", 1, 4, 30, 10, nbytes=10_000),
+        _copy("Memcpy DtoD (Device -> Device)", 1, 4, 35, 2, nbytes=4000),         # 2 bytes/ns
+    ])
+    got = {}
+    for r in t.sql("select * from memcpy_bandwidth order by device, direction, ts_ns").iter_rows(named=True):
+        got.setdefault((r["device"], r["direction"]), []).append(
+            (r["ts_ns"], r["end_ns"], r["copies"], r["bytes_per_s"]))
+    us = 1000
+    want = {
+        (0, "HtoD"): [(10 * us, 15 * us, 1, 100e9), (15 * us, 20 * us, 2, 150e9), (20 * us, 25 * us, 1, 50e9),
+                      (25 * us, 30 * us, 1, 20e9), (30 * us, None, 0, 0.0)],
+        (0, "DtoH"): [(12 * us, 16 * us, 1, 0.05e9), (16 * us, None, 0, 0.0)],
+        (0, "memset"): [(40 * us, 42 * us, 1, 1e9), (42 * us, None, 0, 0.0)],
+        (1, "PtoP"): [(10 * us, 20 * us, 1, 0.3e9), (20 * us, None, 0, 0.0)],
+        (1, "DtoD"): [(30 * us, 35 * us, 1, 1e9), (35 * us, 37 * us, 2, 3e9), (37 * us, 40 * us, 1, 1e9),
+                      (40 * us, None, 0, 0.0)],
+    }
+    assert got.keys() == want.keys()
+    for key, rows in want.items():
+        assert [r[:3] for r in got[key]] == [r[:3] for r in rows], key
+        assert [r[3] for r in got[key]] == pytest.approx([r[3] for r in rows], rel=1e-12), key
+        assert got[key][-1][3] == 0.0  # exactly: no rounding dust once every copy has ended
+
+
 def test_op_perf(tmp_path):
     t = T()
     t.op("aten::addmm", 0, 5, [[64], [32, 128], [128, 64], [], []], ["c10::BFloat16"] * 3 + ["Scalar"] * 2)

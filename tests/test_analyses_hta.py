@@ -64,3 +64,28 @@ def test_multi_device_split():
     assert per_dev == t.sql("select count(distinct device) as n from kernels")["n"][0]
     r = t.sql("select * from comm_compute_overlap where device is null").to_dicts()[0]
     assert r["comm_ns"] > 0 and 0 < r["overlap_pct"] < 100
+
+
+def test_memcpy_bandwidth_matches_htas_counter(tmp_path):
+    """memcpy_bandwidth against HTA's own memory-bandwidth time series, run on the same trace
+    (HTA reads a folder of traces; its times are µs from the trace's first event)."""
+    import logging
+    import shutil
+    hta = pytest.importorskip("hta.trace_analysis")
+    p = CORPUS / "HolisticTraceAnalysis/tests/data/critical_path/alexnet/benchmark_result_2869224_1695835535_trace.json.gz"
+    shutil.copy(p, tmp_path)
+    logging.getLogger("hta").setLevel(logging.WARNING)
+    analysis = hta.TraceAnalysis(trace_dir=str(tmp_path))
+    series = analysis.get_memory_bw_time_series()[0]
+    # HTA's series: one row per copy start and end, running sum per kind; the last row at a time
+    # holds the value after every change at that time
+    direction = {"Memcpy HtoD": "HtoD", "Memcpy DtoH": "DtoH", "Memcpy DtoD": "DtoD", "Memset": "memset"}
+    theirs = {}
+    for r in series.itertuples():
+        ts_ns = (int(round(r.ts)) + analysis.t.min_ts) * 1000  # whole µs in this trace
+        theirs[(direction[r.name], ts_ns)] = r.memory_bw_gbps * 1e9
+    ours = {(r["direction"], r["ts_ns"]): r["bytes_per_s"]
+            for r in tracecols.open(p).sql("select * from memcpy_bandwidth").iter_rows(named=True)}
+    assert len(ours) == 38 and ours.keys() == theirs.keys()
+    for k, v in theirs.items():
+        assert ours[k] == pytest.approx(v, rel=1e-9, abs=1e-3), k

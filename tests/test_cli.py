@@ -73,8 +73,8 @@ def test_errors_are_one_line_exit_2(args, expect):
 
 @pytest.mark.corpus
 def test_not_a_trace_and_truncated_are_one_line(tmp_path):
-    r = run("info", CORPUS / "TraceLens/tests/rocprof/908_results.json.gz")
-    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "rocprof" in r.stderr
+    r = run("info", CORPUS / "HolisticTraceAnalysis/tests/data/execution_trace/benchmark_simple_add_et.json.gz")
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "Execution Trace" in r.stderr
     cut = tmp_path / "cut.json"
     import gzip
     cut.write_bytes(gzip.decompress(DATA_TRACE.read_bytes())[:100_000])

@@ -53,4 +53,4 @@ def test_other_formats_are_named(path):
         tracecols.open(path)
     line = e.value.line()
     assert "\n" not in line and path in line
-    assert ("Execution Trace" in line) or ("rocprof" in line) or ("list of graph capture files" in line)
+    assert ("Execution Trace" in line) or ("list of graph capture files" in line)

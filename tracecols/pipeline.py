@@ -266,6 +266,8 @@ def _read_parts(p, trace_id, writer, scratch, parts):
     if not split.worth_cutting(src):
         return None
     form, head = read_head(src)  # before inflating: a file that is no trace fails here, at once
+    if form not in ("object", "array"):  # not a Chrome-trace event array (rocprofv3): read whole
+        return None
     data = digest = None
     if src.gzip:
         inflated = split.inflate(src)

@@ -1,7 +1,10 @@
-"""`tracecols augment IN OUT[.gz]`: the trace with `kernel_flop` / `kernel_num_gb` args, for Perfetto."""
+"""`tracecols augment IN OUT[.gz]`: the trace with `kernel_flop` / `kernel_num_gb` args, for Perfetto;
+with `--counters`, also the queue length and copy bandwidth as counter tracks."""
 import sys
 from decimal import Decimal
 
+from ..errors import Unsupported
+from ..read import rocprof
 from ..store.augment import write_augmented
 from ..trace import open as open_trace
 from . import flags
@@ -40,16 +43,70 @@ def augment_values(t):
     return values, skipped
 
 
+def _us(ns):
+    """ns as the trace's µs: an int when whole, else an exact decimal with 3 places."""
+    whole, frac = divmod(abs(ns), 1000)
+    sign = "-" if ns < 0 else ""
+    return int(sign + str(whole)) if frac == 0 else Decimal(f"{sign}{whole}.{frac:03d}")
+
+
+def _pid(pid, pid_str, device):
+    """The pid the device's events sit on: their int pid, else their string pid, else the device id."""
+    return pid if pid is not None else pid_str if pid_str is not None else device
+
+
+def counter_events(t):
+    """Chrome counter events ("ph": "C") on the pid of each device's events: the queue length of
+    every stream (queue_depth: its value after the last change at each time, one track per stream,
+    named "stream S queue" with series "length") and the copy bandwidth of every direction
+    (memcpy_bandwidth, in GB/s = 1e9 bytes/s: one track per direction, named "memcpy HtoD", …
+    or "memset", with series "GB/s"). Perfetto names a track "<name> <series>"."""
+    queue = t.sql("""
+        WITH pids AS (SELECT k.device, k.stream, min(e.pid) AS pid, min(e.pid_str) AS pid_str
+                      FROM kernels k JOIN events e ON e.trace_id = k.trace_id AND e.uid = k.uid
+                      WHERE k.trace_id = 0 GROUP BY k.device, k.stream)
+        SELECT q.device, q.stream, p.pid, p.pid_str, q.ts_ns, arg_max(q.queue_depth, (q.delta, q.uid)) AS depth
+        FROM queue_depth q JOIN pids p ON p.device IS NOT DISTINCT FROM q.device AND p.stream IS NOT DISTINCT FROM q.stream
+        WHERE q.trace_id = 0
+        GROUP BY q.device, q.stream, p.pid, p.pid_str, q.ts_ns
+        ORDER BY q.device, q.stream, q.ts_ns""")
+    bandwidth = t.sql("""
+        WITH pids AS (SELECT k.device, min(e.pid) AS pid, min(e.pid_str) AS pid_str
+                      FROM kernels k JOIN events e ON e.trace_id = k.trace_id AND e.uid = k.uid
+                      WHERE k.trace_id = 0 GROUP BY k.device)
+        SELECT b.device, b.direction, p.pid, p.pid_str, b.ts_ns, b.bytes_per_s
+        FROM memcpy_bandwidth b JOIN pids p ON p.device IS NOT DISTINCT FROM b.device
+        WHERE b.trace_id = 0
+        ORDER BY b.device, b.direction, b.ts_ns""")
+    events = [{"ph": "C", "name": f"stream {stream} queue", "pid": _pid(pid, pid_str, device), "ts": _us(ts),
+               "args": {"length": depth}}
+              for device, stream, pid, pid_str, ts, depth in queue.iter_rows()]
+    n_queue = len(events)
+    for device, direction, pid, pid_str, ts, rate in bandwidth.iter_rows():
+        name = "memset" if direction == "memset" else f"memcpy {direction}"
+        events.append({"ph": "C", "name": name, "pid": _pid(pid, pid_str, device), "ts": _us(ts),
+                       "args": {"GB/s": rate / 1e9}})
+    series = {"queue": queue.select(["device", "stream"]).unique().height,
+              "bandwidth": bandwidth.select(["device", "direction"]).unique().height}
+    return events, n_queue, series
+
+
 def augment(args):
     t = open_trace(args.input, keep_secrets=args.keep_secrets)
     if len(t.inputs) != 1:
         raise SystemExit("tracecols augment: give one trace file")
+    if t.sql("select any_value(form) from traces").item() == rocprof.FORM:
+        raise Unsupported(args.input, "augment rewrites Chrome-trace JSON (traceEvents); this is a rocprofv3 file")
     values, skipped = augment_values(t)
-    n = write_augmented(args.input, args.output, values, keep_secrets=args.keep_secrets)
+    counters, n_queue, series = counter_events(t) if args.counters else ([], 0, {})
+    n = write_augmented(args.input, args.output, values, keep_secrets=args.keep_secrets, events=counters)
     kern = t.sql("select count(*) from kernels").item()
     sys.stdout.write(f"wrote {args.output}: kernel_flop / kernel_num_gb on {n:,} events "
                      f"({kern:,} device events in the trace)"
                      + (f"; {skipped:,} events already had them and were left as they were" if skipped else "")
+                     + (f"; {len(counters):,} counter samples: queue length of {series['queue']:,} stream(s) "
+                        f"({n_queue:,}), copy bandwidth of {series['bandwidth']:,} device/direction series "
+                        f"({len(counters) - n_queue:,})" if args.counters else "")
                      + "\n")
     return 0
 
@@ -58,5 +115,8 @@ def register(sub):
     s = sub.add_parser("augment", help="write the trace with kernel_flop / kernel_num_gb args on kernels and their ops")
     s.add_argument("input", help="trace file (.json / .json.gz)")
     s.add_argument("output", help="output trace (.json, or .json.gz to compress)")
+    s.add_argument("--counters", action="store_true",
+                   help="also add counter tracks on each device: the queue length of every stream and the "
+                        "memcpy/memset bandwidth (GB/s) per direction")
     flags.keep_secrets(s)
     s.set_defaults(func=augment)

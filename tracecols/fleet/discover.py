@@ -2,8 +2,8 @@
 
 `tensorboard_trace_handler` names each rank's file `{worker}.{time_ns}.pt.trace.json[.gz]`;
 those are taken by name. Any other `*.json` / `*.json.gz` found in a directory or glob is
-sniffed (the first MB of its decompressed text) and kept only if it is a Kineto trace;
-Execution Traces, rocprof files and other JSON are skipped with a one-line reason.
+sniffed (the first MB of its decompressed text) and kept only if it is a Kineto trace or a
+rocprofv3 file; Execution Traces and other JSON are skipped with a one-line reason.
 A file named explicitly is always taken: if it is not a trace, ingesting it says why.
 """
 import glob as _glob
@@ -32,7 +32,7 @@ def _fs(url):
 
 
 def sniff(path):
-    """None if the file looks like a Kineto trace, else a short reason why it is skipped."""
+    """None if the file looks like a trace (Kineto or rocprofv3), else a short reason why it is skipped."""
     try:
         if is_url(path):
             fs, p = _fs(path)
@@ -56,8 +56,8 @@ def sniff(path):
         return None  # a bare Chrome-trace event array
     if b'"nodes"' in text and b'"schema"' in text:
         return "a PyTorch Execution Trace, not a profiler trace"
-    if b"rocprofiler-sdk-tool" in text:
-        return "a rocprof file, not a PyTorch profiler trace"
+    if body[:1] == b"{" and body[1:].lstrip().startswith(b'"rocprofiler-sdk-tool"'):
+        return None  # rocprofv3 JSON (read/rocprof.py)
     return "JSON without 'traceEvents' (not a profiler trace)"
 
 

@@ -74,7 +74,8 @@ def derived_tables(ev, infos, clock=None, slices=None, captures=(), events_schem
     traces, devices = [], []
     for info in infos:
         t = info["trace_id"]
-        warnings = checks[t] + kernel_warnings(_of_trace(kernels, t, len(infos)))
+        # the reader's own lines first (what its format lacks), then the checks'
+        warnings = list(info.get("warnings", ())) + checks[t] + kernel_warnings(_of_trace(kernels, t, len(infos)))
         traces.append(traces_table(t, info, spans[t], info["rank"], info["rank_source"], warnings))
         devices.append(devices_table(t, info["metadata"]))
     clock.lap("read")

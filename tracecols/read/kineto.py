@@ -15,6 +15,7 @@ import ijson
 
 from ..errors import Empty, Malformed, NotATrace
 from ..progress import tracker
+from . import rocprof
 from .batch import build_batches
 from .chunked import Items
 from .source import GZIP_ERRORS, Source
@@ -43,7 +44,6 @@ def _ijson():
 # The head: top-level keys before traceEvents.
 
 _OTHER_FORMATS = {
-    "rocprofiler-sdk-tool": "it is a rocprofiler-sdk JSON file (rocprof), not a Kineto trace",
     "nodes": "it is a PyTorch Execution Trace (has 'nodes'); read it with `tracecols link --et`",
 }
 
@@ -60,8 +60,13 @@ def _binary_kind(src):
     return f"binary data (starts with {head[:8].hex(' ')}), not a JSON Kineto trace"
 
 
+class _Rocprof(Exception):
+    pass
+
+
 def read_head(src):
-    """Return (form, metadata) where form is 'object' or 'array' (a bare Chrome-trace event list)."""
+    """Return (form, metadata) where form is 'object', 'array' (a bare Chrome-trace event list)
+    or rocprof.FORM (a rocprofiler-sdk JSON file, read by read/rocprof.py; no metadata here)."""
     first = first_byte(src)
     if first == b"[":
         return "array", {}
@@ -73,10 +78,15 @@ def read_head(src):
         raise Malformed(src.path, f"not JSON: {what}", offset=0)
 
     def other_format(key, meta):
+        if key == rocprof.TOP_KEY:
+            raise _Rocprof
         if key in _OTHER_FORMATS and (key != "nodes" or "schema" in meta):
             raise NotATrace(src.path, _OTHER_FORMATS[key])
 
-    return "object", keys_before(src, "traceEvents", _ijson(), on_key=other_format)
+    try:
+        return "object", keys_before(src, "traceEvents", _ijson(), on_key=other_format)
+    except _Rocprof:
+        return rocprof.FORM, {}
 
 
 _TAIL_START = re.compile(rb"\]\s*(?=[,}])")
@@ -255,6 +265,8 @@ def read_trace(path, on_batch, batch_size=BATCH, on_head=None):
     """
     src = Source(path)
     form, head = read_head(src)
+    if form == rocprof.FORM:
+        return rocprof.read_trace(src, on_batch, batch_size, on_head)
     if on_head is not None:
         on_head(dict(head))
     n, tail = read_events(src, form, on_batch, batch_size)

@@ -6,7 +6,8 @@ counts; keys are recognised in the few bytes before a bracket), tracks the nesti
 numbers the events of `traceEvents` (or of a bare event array) in file order — the reader's
 `uid` — and, for an event that gets new args, inserts their text right after the `{` of its
 `args` object (or adds an `args` object before the event's closing `}` when it has
-none). Every other byte is copied unchanged: whitespace, key order and number spelling survive —
+none); new events (the counter samples of `augment --counters`) go just before the `]` that
+closes the event array. Every other byte is copied unchanged: whitespace, key order and number spelling survive —
 but for secrets (model/secrets.py), which are redacted unless the caller keeps them.
 """
 import re
@@ -32,8 +33,9 @@ def args_text(values):
 
 
 class _Rewriter:
-    def __init__(self, values, out, path):
+    def __init__(self, values, out, path, appended=b""):
         self.values = values  # uid -> {arg: value}
+        self.appended = appended  # JSON text of new events, `{…}, {…}`, until placed
         self.out = out
         self.path = path
         self.base = 0  # stream offset of the current buffer's first byte
@@ -89,6 +91,10 @@ class _Rewriter:
                         self.pending = None
                         self.placed += 1
                     self.in_event = False
+                if (tok == b"]" and self.appended and self.events_depth is not None
+                        and self.depth == self.events_depth - 1):
+                    edits.append((at, (b", " if self.uid >= 0 else b"") + self.appended))
+                    self.appended = b""
                 self.depth -= 1
                 if self.events_depth == 3 and self.depth == 1 and tok == b"]":
                     self.events_depth = -1  # past traceEvents: nothing more to number
@@ -123,12 +129,14 @@ class _Redacting:
         self.f.write(data if out is text else out.encode("utf-8", "surrogateescape"))
 
 
-def write_augmented(in_path, out_path, values, keep_secrets=False):
+def write_augmented(in_path, out_path, values, keep_secrets=False, events=()):
     """Copy the trace at `in_path` to `out_path` (.gz: gzip) with `values` ({uid: {arg: value}})
-    added to those events' args, and its secrets redacted unless `keep_secrets`. Atomic (temp
-    file, then rename). Returns the events changed."""
+    added to those events' args, `events` (dicts) added at the end of its event array, and its
+    secrets redacted unless `keep_secrets`. Atomic (temp file, then rename). Returns the events
+    changed."""
+    appended = ", ".join(jsontext.dumps(e) for e in events).encode()
     with atomic_output(out_path) as f:
-        rw = _Rewriter(values, f if keep_secrets else _Redacting(f), in_path)
+        rw = _Rewriter(values, f if keep_secrets else _Redacting(f), in_path, appended)
         carry = b""
         with Source(in_path).stream() as src:
             while True:
@@ -141,4 +149,6 @@ def write_augmented(in_path, out_path, values, keep_secrets=False):
                     break
                 if len(carry) > 64 * CHUNK:
                     raise Malformed(in_path, "a JSON string longer than 64 MB (or an unterminated string)")
+            if rw.appended:  # the output is left unwritten: atomic_output drops it
+                raise Malformed(in_path, "no end of the event array found, where the new events would go")
     return rw.placed
