@@ -19,10 +19,10 @@ SCHEMA = pa.schema([
 ])
 
 
-def critical_path_edges(slices, kernels, syncs, pattern=cp_graph.STEP_PATTERN):
+def critical_path_edges(slices, kernels, syncs=None, pattern=cp_graph.STEP_PATTERN):
     """Arrow table (SCHEMA) of the longest path of every window. `slices`, `kernels`: the base
     tables (Arrow, or polars frames, lazy or not); `syncs`: cp_graph.sync_events() of the
-    events; windows: the host slices whose name matches the SQL LIKE `pattern` (default: each
+    events (None: the trace has none); windows: the host slices whose name matches the SQL LIKE `pattern` (default: each
     ProfilerStep#N, and a trace without steps as one window)."""
     g = cp_graph.build(slices, kernels, syncs, pattern)
     dist, arg, best, _ = longest_path.solve(g)
