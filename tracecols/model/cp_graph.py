@@ -172,38 +172,38 @@ def _host_nodes(rel, win):
     """The host runs: two nodes per relevant slice and window, in tree order per (window, thread);
     {column: numpy array}."""
     rows, w = _window_rows(rel["trace_id"].to_numpy(), rel["ts_ns"].to_numpy(), win)
-
-    def col(name, fill=None):
-        c = rel[name]
-        return (c.fill_null(fill) if fill is not None else c).to_numpy()[rows]
-
     n = len(rows)
     enter = np.concatenate([np.ones(n, bool), np.zeros(n, bool)])
     # enter: at its pre; leave: after the last of its subtree, deeper ones first
-    k1 = np.concatenate([col("pre"), col("subtree_end")])
+    k1 = np.concatenate([rel["pre"].to_numpy()[rows], rel["subtree_end"].to_numpy()[rows]])
     k2 = (~enter).astype(np.int8)
-    k3 = np.concatenate([np.zeros(n, np.int64), -col("depth").astype(np.int64)])
+    k3 = np.concatenate([np.zeros(n, np.int64), -rel["depth"].to_numpy()[rows].astype(np.int64)])
     ww = np.concatenate([w, w])
     order = np.lexsort((k3, k2, k1, ww))
-    row = np.concatenate([np.arange(n), np.arange(n)])[order]
+    src = np.concatenate([rows, rows])[order]  # each node's row of rel
+
+    def col(name, fill=None):
+        c = rel[name]
+        return (c.fill_null(fill) if fill is not None else c).to_numpy()[src]
+
     enter = enter[order]
     ww = ww[order]
-    thread = col("thread")[row]
-    t = np.where(enter, col("ts_ns")[row], col("end_ns")[row])
-    new_run = np.ones(len(row), bool)
+    thread = col("thread")
+    t = np.where(enter, col("ts_ns"), col("end_ns"))
+    new_run = np.ones(len(src), bool)
     new_run[1:] = (ww[1:] != ww[:-1]) | (thread[1:] != thread[:-1])
     # nesting among these slices only: how many are open after each node
     open_after = _segmented_cumsum(np.where(enter, 1, -1), new_run)
     outer_enter = enter & (open_after == 1)
-    uid = col("uid")[row]
-    parent = col("parent_uid", -1)[row]
-    blocking = col("blocking")[row]
+    uid = col("uid")
+    parent = col("parent_uid", -1)
+    blocking = col("blocking")
     kind = np.where(new_run, START, np.where(outer_enter, DEPENDENCY, CPU))
     w_link = np.maximum(t - np.roll(t, 1), 0)  # a child may end up to TOL_NS after its parent
     w_link = np.where((kind == CPU) & (enter | ~blocking), w_link, 0)
     link_uid = np.where(np.roll(enter, 1), np.roll(uid, 1), np.where(~enter, uid, np.roll(parent, 1)))
     link_uid = np.where(kind == CPU, link_uid, -1)
-    return {"w": ww, "trace_id": col("trace_id")[row], "uid": uid, "enter": enter, "t": t, "kind": kind,
+    return {"w": ww, "trace_id": col("trace_id"), "uid": uid, "enter": enter, "t": t, "kind": kind,
             "lw": w_link, "luid": link_uid}
 
 
@@ -314,19 +314,15 @@ def build(slices, kernels, syncs=None, pattern=STEP_PATTERN):
     win = _windows(sl, pattern, rel)
     hn = _host_nodes(rel, win)
     n_host = len(hn["t"])
-    node = np.arange(n_host)
-    ent = hn["enter"]
-    h_idx = {"enter": pl.DataFrame({"w": hn["w"][ent], "trace_id": hn["trace_id"][ent], "uid": hn["uid"][ent],
-                                    "node": node[ent], "t": hn["t"][ent]}),
-             "leave": pl.DataFrame({"w": hn["w"][~ent], "trace_id": hn["trace_id"][~ent], "uid": hn["uid"][~ent],
-                                    "node": node[~ent]})}
     k = (lazy_events(kernels, KERNEL_COLUMNS).filter(pl.col("launch_uid").is_not_null())
          .collect().with_columns(pl.col("trace_id").cast(pl.Int32)))
     launches = k.select("trace_id", "uid", "device", "stream", "launch_ts_ns", "launch_pid", "launch_tid")
     k = _queue(k)
     # a device event is in the windows its launch call's start node is in
-    starts = h_idx["enter"].rename({"uid": "launch_uid", "node": "launch_node", "t": "launch_t"})
-    kw = k.join(starts, on=["trace_id", "launch_uid"], how="inner").sort("w", "device", "stream", "ts_ns", "uid")
+    starts = _host_index(hn, hn["enter"], k["launch_uid"]).rename(
+        {"uid": "launch_uid", "node": "launch_node", "t": "launch_t"})
+    kw = (k.join(starts, on=["trace_id", "launch_uid"], how="inner").sort("w", "device", "stream", "ts_ns", "uid")
+          .with_row_index("i").with_columns(pl.col("i").cast(pl.Int64)))
     req, waits = _requests(sl, syncs, launches)
     # which device event each wait holds back: the next launch onto the waiting stream from the
     # thread of the cudaStreamWaitEvent call, at or after it
@@ -337,12 +333,14 @@ def build(slices, kernels, syncs=None, pattern=STEP_PATTERN):
                                    pl.col("launch_tid").alias("tid"), "launch_ts_ns", pl.col("uid").alias("dst")),
                    "launch_ts_ns", ["trace_id", "device", "stream", "pid", "tid"], "forward")
         wait_pairs = wp.filter(pl.col("dst").is_not_null()).select("trace_id", "src", "dst").unique()
-    # per window: the wait edges whose two ends are both in it
-    kin = kw.select("w", "trace_id", "uid", "end_ns")
-    wp_w = (wait_pairs.join(kin.rename({"uid": "dst"}).drop("end_ns"), on=["trace_id", "dst"])
-            .join(kin.rename({"uid": "src", "end_ns": "src_end"}), on=["w", "trace_id", "src"]))
-    wait_end = wp_w.group_by("w", "dst").agg(pl.col("src_end").max().alias("wait_end")).rename({"dst": "uid"})
-    kw = kw.join(wait_end, on=["w", "uid"], how="left")
+    # per window: the wait edges whose two ends are both in it (i: the device event's row in kw)
+    kin = kw.select("w", "trace_id", "uid", "end_ns", "i")
+    wp_w = (wait_pairs.join(kin.select("w", "trace_id", pl.col("uid").alias("dst"), pl.col("i").alias("dst_i")),
+                            on=["trace_id", "dst"])
+            .join(kin.select("w", "trace_id", pl.col("uid").alias("src"), pl.col("end_ns").alias("src_end"),
+                             pl.col("i").alias("src_i")), on=["w", "trace_id", "src"]))
+    wait_end = wp_w.group_by("dst_i").agg(pl.col("src_end").max().alias("wait_end")).rename({"dst_i": "i"})
+    kw = kw.join(wait_end, on="i", how="left").sort("i")
     same = ["w", "device", "stream"]
     kw = kw.with_columns(pl.col("end_ns").shift(1).over(same).alias("prev_end"))
     launch_ok = ((pl.col("q_launch") == 1) & (pl.col("q_start") == 0)
@@ -352,41 +350,37 @@ def build(slices, kernels, syncs=None, pattern=STEP_PATTERN):
           & (pl.col("wait_end").is_null() | (pl.col("wait_end") < pl.col("prev_end"))))
     kw = kw.with_columns(launch_ok.alias("launch_ok"), kk.alias("kk"))
     m = kw.height
-    # two nodes per device event: start, end
+    # two nodes per device event, its start (node n_host + 2i) and its end (n_host + 2i + 1)
     kuid = kw["uid"].to_numpy()
-    prev_uid = kw["uid"].shift(1).fill_null(-1).to_numpy()
+    prev_uid = np.roll(kuid, 1)
     kk_arr = kw["kk"].to_numpy()
+    ts = kw["ts_ns"].to_numpy()
     g_t = np.empty(2 * m, np.int64)
-    g_t[0::2], g_t[1::2] = kw["ts_ns"].to_numpy(), kw["end_ns"].to_numpy()
+    g_t[0::2], g_t[1::2] = ts, kw["end_ns"].to_numpy()
     g_kind = np.empty(2 * m, np.int64)
     g_kind[0::2], g_kind[1::2] = np.where(kk_arr, KERNEL_KERNEL, START), KERNEL
     g_w = np.empty(2 * m, np.int64)
-    g_w[0::2] = np.where(kk_arr, np.maximum(kw["ts_ns"].to_numpy() - kw["prev_end"].fill_null(0).to_numpy(), 0), 0)
+    g_w[0::2] = np.where(kk_arr, np.maximum(ts - kw["prev_end"].fill_null(0).to_numpy(), 0), 0)
     g_w[1::2] = kw["dur_ns"].fill_null(0).to_numpy()
     g_luid = np.empty(2 * m, np.int64)
     g_luid[0::2], g_luid[1::2] = np.where(kk_arr, prev_uid, -1), kuid
-    g_win = np.repeat(kw["w"].to_numpy(), 2)
-    g_uid = np.repeat(kuid, 2)
 
     # all nodes
-    window = np.concatenate([hn["w"], g_win])
+    window = np.concatenate([hn["w"], np.repeat(kw["w"].to_numpy(), 2)])
     t = np.concatenate([hn["t"], g_t])
-    uid = np.concatenate([hn["uid"], g_uid])
+    uid = np.concatenate([hn["uid"], np.repeat(kuid, 2)])
     kind = np.concatenate([hn["kind"], g_kind])
     lw = np.concatenate([hn["lw"], g_w])
     luid = np.concatenate([hn["luid"], g_luid])
     head = run_heads(kind == START)
 
-    gnode = pl.DataFrame({"w": kw["w"], "uid": kw["uid"], "start": np.arange(0, 2 * m, 2) + n_host,
-                          "end": np.arange(1, 2 * m, 2) + n_host})
     # cross edges
-    la = kw.filter(pl.col("launch_ok")).join(gnode, on=["w", "uid"])
-    xs = [(la["launch_node"].to_numpy(), la["start"].to_numpy(),
-           np.maximum(la["ts_ns"].to_numpy() - la["launch_t"].to_numpy(), 0), LAUNCH)]
-    wj = (wp_w.join(gnode.select("w", pl.col("uid").alias("src"), pl.col("end").alias("a")), on=["w", "src"])
-          .join(gnode.select("w", pl.col("uid").alias("dst"), pl.col("start").alias("b")), on=["w", "dst"]))
-    xs.append((wj["a"].to_numpy(), wj["b"].to_numpy(), np.zeros(wj.height, np.int64), WAIT))
-    xs.append(_sync_edges(req, h_idx, kw, gnode))
+    la = np.flatnonzero(kw["launch_ok"].to_numpy())
+    xs = [(kw["launch_node"].to_numpy()[la], n_host + 2 * la,
+           np.maximum(ts[la] - kw["launch_t"].to_numpy()[la], 0), LAUNCH),
+          (n_host + 2 * wp_w["src_i"].to_numpy() + 1, n_host + 2 * wp_w["dst_i"].to_numpy(),
+           np.zeros(wp_w.height, np.int64), WAIT),
+          _sync_edges(req, hn, kw, n_host)]
     x_src, x_dst, x_w = (np.concatenate([x[i] for x in xs]).astype(np.int64) for i in range(3))
     x_kind = np.concatenate([np.full(len(x[0]), x[3], np.int64) for x in xs])
     o = np.lexsort((x_src, x_kind, x_dst))  # a fixed order: ties between entries go by it
@@ -394,15 +388,23 @@ def build(slices, kernels, syncs=None, pattern=STEP_PATTERN):
                  x_src=x_src[o], x_dst=x_dst[o], x_w=x_w[o], x_kind=x_kind[o], windows=win)
 
 
-def _sync_edges(req, h_idx, kw, gnode):
+def _host_index(hn, mask, uids):
+    """(w, trace_id, uid, node, t) of the host nodes where `mask` holds whose uid is among `uids`."""
+    pick = np.flatnonzero(mask & np.isin(hn["uid"], uids.drop_nulls().to_numpy()))
+    return pl.DataFrame({"w": hn["w"][pick], "trace_id": hn["trace_id"][pick], "uid": hn["uid"][pick],
+                         "node": pick, "t": hn["t"][pick]})
+
+
+def _sync_edges(req, hn, kw, n_host):
     """sync cross edges: (src nodes, dst nodes, weights, SYNC) from the requests, per window."""
     if req.height == 0:
         return np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.int64), SYNC
-    calls = h_idx["leave"].rename({"uid": "call", "node": "dst"})
     # the call must be a node of the window: its end is where the wait ends
+    calls = _host_index(hn, ~hn["enter"], req["call"]).select("w", "trace_id", pl.col("uid").alias("call"),
+                                                              pl.col("node").alias("dst"))
     r = req.join(calls, on=["trace_id", "call"])
-    ends = kw.select("w", "trace_id", "device", "stream", "uid", "ts_ns", "end_ns").join(
-        gnode.select("w", "uid", "end"), on=["w", "uid"])
+    ends = kw.select("w", "trace_id", "device", "stream", "uid", "ts_ns", "end_ns",
+                     (n_host + 2 * pl.col("i") + 1).alias("end"))
     parts = []
     fixed = r.filter(pl.col("kind") == "event").join(
         ends.select("w", pl.col("uid").alias("src"), "end"), on=["w", "src"])
