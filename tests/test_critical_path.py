@@ -184,6 +184,19 @@ def test_launch_delay_counts_only_on_an_empty_stream(tmp_path):
         ("dependency", None, 0), ("cpu", "aten::relu", 3000)]
 
 
+def test_traces_opened_together_keep_their_own_paths(tmp_path):
+    # uids and correlation ids repeat across the two files: each trace's path is its own
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir()
+    b.mkdir()
+    open_events(a, STEP)
+    open_events(b, SYNC_EVENTS)
+    both = tracecols.open(a / "t.json", b / "t.json")
+    got = both.sql("select trace_id, step, sum(dur_ns) as ns, count(*) as n from critical_path group by all "
+                   "order by trace_id").rows()
+    assert got == [(0, 7, 49000, 8), (1, None, 57000, 7)]
+
+
 def test_no_kernels_no_steps_and_nothing_at_all(tmp_path):
     # host only: an op with a child that ends 0.5 µs after it (the tree keeps it a child); the path
     # counts 1 + 4.5, then 0 back up to the parent's end (never negative), then 3 for the next op
