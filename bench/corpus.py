@@ -106,7 +106,7 @@ def main():
         rows[name] = measure(p, a.repeat)
     load1 = os.getloadavg()
     order = sorted(rows, key=lambda n: -rows[n]["e2e"])
-    stages = ["read", "tree", "links", "views"]
+    stages = ["read", "tree", "links", "critical path", "views"]
     w = max(len(n) for n in order)
     print(f"{'trace':<{w}} {'MB':>6} {'events':>8} {'floor s':>8} "
           + " ".join(f"{s:>6}" for s in stages) + f" {'e2e':>6} {'RSS MB':>6}  slowest view (x floor)")

@@ -32,6 +32,7 @@ RANK0 = [HTA / "critical_path/alexnet/benchmark_result_2869224_1695835535_trace.
 WIDTHS = (1400, 800)
 CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
 SINGLE = ["chart-gpu-timeline", "chart-top-ops", "chart-top-kernels", "chart-kernel-class", "chart-stacks",
+          "chart-critical-path",
           "chart-idle-gaps", "chart-queue-depth"]
 FLEET = ["chart-rank-steps", "chart-collective-skew", "chart-stragglers"]
 

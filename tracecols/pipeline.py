@@ -41,6 +41,7 @@ from .engine.connection import Engine
 from .engine.specs import device_specs_table
 from .errors import Malformed, SourceIOError, TraceError
 from .model.base_tables import BASE_TABLES
+from .model.cp_graph import sync_events
 from .model.derive import TREE_COLUMNS, derived_tables, describe
 from .model.events import events_table
 from .model.traces import detect_rank
@@ -343,8 +344,9 @@ def derive_from_file(events_path, infos, slices_path, clock=None, captures=()):
         parquet.write_table(slices_path, build_slices(ev))
     memory.release()
     clock.lap("tree")
+    # the small file's frame holds TREE_COLUMNS only: the sync events' args are read here
     tables = derived_tables(ev, infos, clock, slices=pl.scan_parquet(slices_path), captures=captures,
-                            events_schema=EVENTS_SCHEMA)
+                            events_schema=EVENTS_SCHEMA, syncs=sync_events(pl.scan_parquet(events_path)))
     grafted = tables.pop("events_grafted")
     if "slices" in tables:
         parquet.write_table(slices_path, tables.pop("slices"))

@@ -81,6 +81,8 @@ def _parser():
     report.register(sub)
     from . import stacks
     stacks.register(sub)
+    from . import critical_path
+    critical_path.register(sub)
     for s in sub.choices.values():  # every command: -q
         if not any("--quiet" in a.option_strings for a in s._actions):
             s.add_argument("-q", "--quiet", action="store_true", help="no progress line and no notes on stderr")

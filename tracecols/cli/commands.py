@@ -80,16 +80,24 @@ def sql(args):
         t.show(args.query, args.max_rows)
         return 0
     df = t.sql(args.query)
-    if df is None:
-        return 0
-    if args.output:
-        _write_atomic(df, args.output, fmt)
-        return 0
-    if fmt == "csv":
+    if df is not None:
+        emit(df, args.output, fmt)
+    return 0
+
+
+def emit(df, output, fmt):
+    """A result frame to `output` (atomically) or to stdout, as table, csv, json or parquet
+    (parquet only to a file)."""
+    if output:
+        _write_atomic(df, output, fmt)
+    elif fmt == "parquet":
+        raise SourceIOError("-o", "--format parquet needs -o FILE")
+    elif fmt == "csv":
         sys.stdout.write(_flat(df).write_csv())
     elif fmt == "json":
         sys.stdout.write(df.write_ndjson())
-    return 0
+    else:
+        sys.stdout.write(_table_text(df))
 
 
 def _flat(df):
@@ -103,7 +111,6 @@ def _flat(df):
 
 
 def _write_atomic(df, path, fmt):
-    import polars as pl
 
     from ..store.atomic import atomic_output
     with atomic_output(path) as f:
@@ -114,8 +121,13 @@ def _write_atomic(df, path, fmt):
         elif fmt == "json":
             df.write_ndjson(f)
         else:
-            with pl.Config(tbl_rows=-1, tbl_cols=-1, fmt_str_lengths=1000, tbl_width_chars=10000):
-                f.write((str(df) + "\n").encode("utf-8"))
+            f.write(_table_text(df).encode("utf-8"))
+
+
+def _table_text(df):
+    import polars as pl
+    with pl.Config(tbl_rows=-1, tbl_cols=-1, fmt_str_lengths=1000, tbl_width_chars=10000):
+        return str(df) + "\n"
 
 
 def tree(args):

@@ -1,6 +1,7 @@
 """The one catalog: a DuckDB connection over base tables held anywhere — Arrow tables in
 memory, Parquet files of a saved trace, scans of a lake's files — with the device peak table
 and every sql/ view on top, and secrets redacted on the way in (model/secrets.py)."""
+import re
 import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 
@@ -65,6 +66,7 @@ class Engine:
         files = sqlfiles.load_all()
         self.views = [n for n in sqlfiles.ordered(files, set(self.base), BASE_TABLES) if n not in tables]
         self._reads = {n: set(files[n][1]) & set(self.views) for n in self.views}
+        self._text = {n: files[n][0] for n in self.views}
         # deferred: materialise_all_to defines each view once the views it reads are files,
         # so that DuckDB does not bind every view beneath it again (0.04-0.07 s a trace)
         self._undefined = {n: files[n][0] for n in self.views} if defer_views else {}
@@ -142,6 +144,22 @@ class Engine:
         if name not in self.names:
             raise QueryError(self.origin, f"no table named {name!r}; tables: {', '.join(self.names)}")
         return self.arrow(f"SELECT * FROM {name}")
+
+    def view_over(self, name, tables):
+        """Arrow result of view `name` with the tables or views it reads named in `tables`
+        ({name: Arrow table}) replaced by those tables: the same analysis over other rows
+        (Face.critical_path over windows of the caller's choosing)."""
+        query = sqlfiles.select_of(self._text[name], name)
+        temp = []
+        try:
+            for i, (n, t) in enumerate(tables.items()):
+                temp.append(f"__over_{i}")
+                self.con.register(temp[-1], t)
+                query = re.sub(rf"\b{re.escape(n)}\b", temp[-1], query)
+            return self.arrow(query)
+        finally:
+            for n in temp:
+                self.con.unregister(n)
 
     def materialise(self, name):
         """Compute view `name` once: from then on it, and every view built on it, reads the

@@ -55,6 +55,29 @@ class Face:
                 out[name] = table
         return out, secs
 
+    def critical_path(self, annotation: str | None = None, summary: bool = False) -> pl.DataFrame:
+        """The critical path (docs/analyses.md): the rows of the `critical_path` view — one per
+        segment of each profiler step's longest dependency path — or, with `summary`, of
+        `critical_path_summary`. With `annotation`, a SQL LIKE pattern over host slice names
+        (e.g. 'forward', '[param|%|measure|forward]'), the path is taken through each
+        annotation that matches instead of each step (overlapping ones each get theirs)."""
+        import polars as pl
+        name = "critical_path_summary" if summary else "critical_path"
+        if annotation is None:
+            return self.sql(f"SELECT * FROM {name}")
+        from ..errors import QueryError
+        from ..model.cp_graph import SYNC_COLUMNS, sync_events
+        from ..model.critical_path import critical_path_edges
+        quoted = "'" + annotation.replace("'", "''") + "'"
+        if not self.sql(f"SELECT count(*) AS n FROM slices WHERE name LIKE {quoted}")["n"][0]:
+            raise QueryError(self.origin, f"no host annotation or op is named like {annotation!r}")
+        syncs = sync_events(self.arrow(f"SELECT {', '.join(SYNC_COLUMNS)}, cat, ph FROM events WHERE cat = 'cuda_sync'"))
+        edges = critical_path_edges(self.table("slices"), self.table("kernels"), syncs, annotation)
+        path = self._engine.view_over("critical_path", {"critical_path_edges": edges})
+        if summary:
+            path = self._engine.view_over("critical_path_summary", {"critical_path": path, "critical_path_edges": edges})
+        return pl.DataFrame(pl.from_arrow(path))
+
     def compare(self, other: Face, kinds: tuple[str, ...] = ("kernel", "op", "callpath"),
                 by_device: bool = False) -> dict[str, pl.DataFrame]:
         """What changed from this trace (A) to `other` (B): {kind: comparison frame} by kernel,

@@ -1,5 +1,6 @@
 """Everything derived from one ingest's `events`: the host tree, the launch links, FX markers,
-and per trace its `traces` row (with the warnings of the checks) and its `devices`.
+the critical path of each step, and per trace its `traces` row (with the warnings of the
+checks) and its `devices`.
 
 Both ingest paths use this: the in-memory one (pipeline.read_tables) with the whole events table,
 the streaming one with only TREE_COLUMNS read back from Parquet.
@@ -11,6 +12,8 @@ import pyarrow.compute as pc
 from ..memory import release
 from .capture import merge
 from .checks import event_warnings, kernel_warnings
+from .cp_graph import sync_events
+from .critical_path import critical_path_edges
 from .fx import fx_marks
 from .kernels import build_kernels
 from .secrets import redact
@@ -36,9 +39,10 @@ class _NoClock:
         pass
 
 
-def derived_tables(ev, infos, clock=None, slices=None, captures=(), events_schema=None):
-    """{name: Arrow table} of traces, devices, slices, kernels, fx_marks, graph_replays and
-    graph_nodes, plus `events_grafted`: the rows to add to `events` (capture.py).
+def derived_tables(ev, infos, clock=None, slices=None, captures=(), events_schema=None, syncs=None):
+    """{name: Arrow table} of traces, devices, slices, kernels, fx_marks, graph_replays,
+    graph_nodes and critical_path_edges, plus `events_grafted`: the rows to add to `events`
+    (capture.py).
 
     `ev` is the events of the traces `infos` describe (see describe()), holding at least
     TREE_COLUMNS: an Arrow table, or a polars LazyFrame such as a scan of events.parquet.
@@ -48,10 +52,13 @@ def derived_tables(ev, infos, clock=None, slices=None, captures=(), events_schem
     given, is the slices table already built (a LazyFrame over the file the streaming
     ingest wrote part by part); it is then left out of the result unless graph launches
     changed it. `captures`: capture.Capture objects whose graphs the replays are matched
-    to; `events_schema`: that of `events`. `clock.lap(stage)` is told when the read, tree,
-    links and graphs stages end.
+    to; `events_schema`: that of `events`; `syncs`: the CUDA sync events (cp_graph.sync_events,
+    which reads their args: by default from `ev` if it has them, else none). `clock.lap(stage)`
+    is told when the read, tree, links, graphs and critical path stages end.
     """
     clock = clock or _NoClock()
+    if syncs is None and "args" in (ev.schema.names if isinstance(ev, pa.Table) else ev.collect_schema().names()):
+        syncs = sync_events(ev)
     ev = lazy_events(ev, TREE_COLUMNS)
     checks, spans = {}, {}
     for i in infos:
@@ -71,6 +78,8 @@ def derived_tables(ev, infos, clock=None, slices=None, captures=(), events_schem
         slices, built = graphs["slices"], True
     kernels = graphs["kernels"]
     clock.lap("graphs")
+    path = critical_path_edges(slices, kernels, syncs)
+    clock.lap("critical path")
     traces, devices = [], []
     for info in infos:
         t = info["trace_id"]
@@ -82,7 +91,7 @@ def derived_tables(ev, infos, clock=None, slices=None, captures=(), events_schem
     out = {"traces": pa.concat_tables(traces), "devices": pa.concat_tables(devices),
            "kernels": kernels, "fx_marks": fx_marks(slices, kernels),
            "graph_replays": graphs["graph_replays"], "graph_nodes": graphs["graph_nodes"],
-           "events_grafted": graphs["events"]}
+           "critical_path_edges": path, "events_grafted": graphs["events"]}
     if built:
         out["slices"] = slices
     return out

@@ -21,6 +21,12 @@ MAX_GAPS = 600      # idle gaps drawn (the largest)
 QUEUE_BINS = 400    # time bins of the queue depth series
 MAX_STREAMS = 6     # queue depth series drawn (the busiest streams)
 MAX_WARNINGS = 100  # lines of traces.warnings shown
+MAX_PATHS = 40      # steps drawn in the critical path chart (the first)
+TOP_SEGMENTS = 50   # longest critical path segments listed
+# what bounds the critical path, in the order drawn
+CP_BOUNDS = ("cpu_bound", "data_loading", "gpu_compute_bound", "gpu_communication_bound", "kernel_launch_overhead",
+             "kernel_kernel_overhead")
+CP_COLORS = dict(zip(CP_BOUNDS, (PALETTE[1], PALETTE[5], PALETTE[0], PALETTE[2], PALETTE[6], PALETTE[3])))
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
 
@@ -315,6 +321,47 @@ class _Report:
             "achieved TFLOP/s (log scale)", logx=True, logy=True, lines=lines, height=380,
             note=f"{len(rows)} innermost modelled op instances with a GPU time (the longest 1500 at most)."))
 
+    def critical_path(self):
+        """Each step's critical path split by what bounds it (critical_path_summary), and the
+        longest segments on those paths (critical_path)."""
+        if not self.has("critical_path_summary", "critical_path"):
+            return
+        rows = _rows(self.src, """SELECT trace_id, step, window_uid, bound_by, path_ns, pct_of_path, step_ns
+            FROM critical_path_summary""")
+        if not rows:
+            return
+        windows = list(dict.fromkeys((r["trace_id"], r["step"], r["window_uid"]) for r in rows))
+        shown = windows[:MAX_PATHS]
+        got = {(r["trace_id"], r["step"], r["window_uid"], r["bound_by"]): r for r in rows}
+        kinds = [k for k in CP_BOUNDS if any(r["bound_by"] == k for r in rows)]
+        colors = [CP_COLORS[k] for k in kinds]
+
+        def label(w):
+            trace = self.labels.get(w[0], f"trace {w[0]}")
+            step = "whole trace" if w[2] is None else f"step {w[1]}" if w[1] is not None else f"window {w[2]}"
+            return " · ".join(p for p in (trace, step) if p)
+
+        chart = charts.hbars(
+            "chart-critical-path", "Critical path of each step by what bounds it",
+            "Each bar is one step's longest chain of dependencies; its largest part is what to make faster first.",
+            [label(w) for w in shown],
+            [[(got.get(w + (k,)) or {}).get("pct_of_path") for w in shown] for k in kinds],
+            "% of the step's critical path", fmt=lambda v: f"{v:.1f}%", colors=colors,
+            legend=list(zip(kinds, colors)), xmax=100,
+            note=f"The first {MAX_PATHS} of {len(windows)} steps." if len(windows) > MAX_PATHS else None)
+        summary = table("table-critical-path", ("step", "path", "step time") + tuple(kinds),
+                        [(label(w), sum(got[w + (k,)]["path_ns"] for k in kinds if w + (k,) in got),
+                          next(got[w + (k,)]["step_ns"] for k in kinds if w + (k,) in got))
+                         + tuple((got.get(w + (k,)) or {}).get("path_ns") for k in kinds) for w in windows],
+                        ("name", "ns", "ns") + ("ns",) * len(kinds))
+        segs = _rows(self.src, f"""SELECT trace_id, step, window_uid, kind, name, bound_by, dur_ns
+            FROM critical_path WHERE dur_ns > 0 ORDER BY dur_ns DESC, trace_id, window_uid, seq LIMIT {TOP_SEGMENTS}""")
+        longest = table("table-critical-path-segments", ("step", "segment", "event", "bound by", "time"),
+                        [(label((r["trace_id"], r["step"], r["window_uid"])), r["kind"], r["name"], r["bound_by"],
+                          r["dur_ns"]) for r in segs], ("name", "name", "name", "name", "ns"))
+        self.add("critical-path", "Critical path", chart, summary,
+                 f'<p class="note">The {len(segs)} longest segments on these paths:</p>', longest)
+
     def clocks(self):
         """({trace_id: origin ns}, span ns, whether the traces share one clock). Traces whose device work
         overlaps in time share one origin (the ranks of a job: their times line up as the profiler
@@ -552,8 +599,8 @@ def render(src, title=None):
     from ..fleet.lake import Lake
     is_lake = isinstance(src, Lake)
     rep = _Report(src, is_lake)
-    for step in (rep.inputs, rep.timeline, rep.top, rep.classes, rep.roofline, rep.stacks, rep.memory,
-                 rep.over_time, rep.fleet):
+    for step in (rep.inputs, rep.timeline, rep.top, rep.classes, rep.roofline, rep.critical_path, rep.stacks,
+                 rep.memory, rep.over_time, rep.fleet):
         step()
     origin = getattr(src, "origin", "")
     title = title or f"tracecols report: {os.path.basename(str(origin).rstrip('/')) or origin}"

@@ -1,0 +1,65 @@
+-- critical_path: the longest chain of dependencies through each profiler step, one row per segment, in order.
+-- Answers: what does the step's time wait on — which host ops, kernels, launch delays and gaps
+-- between kernels make up its critical path, and is each part bound by the CPU, GPU compute,
+-- GPU communication, kernel launch overhead, kernel-kernel overhead or data loading?
+-- depends: critical_path_edges, slices, kernels
+-- The path is computed at ingest (model/cp_graph.py, model/longest_path.py; docs/analyses.md):
+-- per window — each ProfilerStep#N, or the whole trace when it has none — a graph of the starts
+-- and ends of host ops and runtime calls (nested per thread), of kernels/memcpy/memset (in order
+-- per stream), of the launches that started a kernel on an empty stream and of the waits of
+-- synchronisations, whose longest path is taken (HTA's critical path analysis). Its total is
+-- the sum of dur_ns; the time between outermost ops and inside blocking calls counts 0.
+-- bound_by, per segment:
+--   cpu_bound                time in a host call (kind cpu)
+--   data_loading             the same, inside an `enumerate(DataLoader)#…` annotation
+--   gpu_compute_bound        a device event (kind kernel) that is not communication
+--   gpu_communication_bound  a device event of kernel_class 'communication'
+--   kernel_launch_overhead   launch call start to kernel start on an empty stream (kind launch)
+--   kernel_kernel_overhead   gap between two kernels of a stream (kind kernel_kernel)
+--   NULL                     a link that counts no time: dependency (between outermost ops),
+--                            sync (device -> the call waiting for it), wait (stream -> stream)
+-- Columns:
+--   trace_id        INTEGER  trace
+--   rank            INTEGER  rank (null when unknown)
+--   step            BIGINT   N of the window's ProfilerStep#N (null: the whole trace)
+--   window_uid      BIGINT   uid of the window's annotation (null: the whole trace)
+--   seq             INTEGER  position along the path, from 0
+--   kind            VARCHAR  cpu, dependency, kernel, kernel_kernel, launch, sync or wait
+--   uid             BIGINT   event the time is spent in: the host call, the kernel (for
+--                            kernel_kernel the one before the gap, for launch the one launched);
+--                            null for the links that count no time
+--   name            VARCHAR  that event's name
+--   cat             VARCHAR  its category
+--   device          BIGINT   device of a kernel, kernel_kernel or launch segment
+--   stream          BIGINT   stream of that kernel
+--   src_uid         BIGINT   event at the start of the segment (a host call, a kernel)
+--   dst_uid         BIGINT   event at its end
+--   ts_ns           BIGINT   ns, start of the segment
+--   end_ns          BIGINT   ns, end of the segment
+--   dur_ns          BIGINT   ns the path counts for it (0 for the links above and for the
+--                            time inside a blocking call: cudaStreamSynchronize, cudaMemcpy, …)
+--   bound_by        VARCHAR  see above
+CREATE OR REPLACE VIEW critical_path AS
+WITH loader AS (
+    SELECT trace_id, pre, subtree_end FROM slices
+    WHERE cat = 'user_annotation' AND name LIKE 'enumerate(DataLoader)#%'
+),
+e AS (
+    SELECT c.*, s.name AS s_name, s.cat AS s_cat, s.pre, k.name AS k_name, k.cat AS k_cat, k.device, k.stream,
+           k.kernel_class
+    FROM critical_path_edges c
+    LEFT JOIN slices s ON c.kind = 'cpu' AND s.trace_id = c.trace_id AND s.uid = c.uid
+    LEFT JOIN kernels k ON c.kind IN ('kernel', 'kernel_kernel', 'launch') AND k.trace_id = c.trace_id
+                           AND k.uid = c.uid
+)
+SELECT trace_id, rank, step, window_uid, seq, kind, uid, coalesce(s_name, k_name) AS name,
+       coalesce(s_cat, k_cat) AS cat, device, stream, src_uid, dst_uid, ts_ns, end_ns, weight_ns AS dur_ns,
+       CASE kind WHEN 'cpu' THEN CASE WHEN EXISTS (SELECT 1 FROM loader l WHERE l.trace_id = e.trace_id
+                                                   AND l.pre <= e.pre AND e.pre <= l.subtree_end)
+                                      THEN 'data_loading' ELSE 'cpu_bound' END
+                 WHEN 'kernel' THEN CASE WHEN kernel_class = 'communication' THEN 'gpu_communication_bound'
+                                         ELSE 'gpu_compute_bound' END
+                 WHEN 'launch' THEN 'kernel_launch_overhead'
+                 WHEN 'kernel_kernel' THEN 'kernel_kernel_overhead' END AS bound_by
+FROM e
+ORDER BY trace_id, window_start_ns, window_uid, seq;
