@@ -41,3 +41,41 @@ def test_optimizable_ops_source_is_the_nearest_enclosing_frame(frame_heavy):
     assert rows, "the trace has candidates: the check must compare something"
     assert sum(s is not None for _, s in rows) > 0
     assert [s for _, s in rows] == [walk(u) for u, _ in rows]
+
+
+# Views rewritten for speed (docs/performance.md), each against its plain formulation
+# (plain_views.py) on the traces where the slow shape occurs: deep Python stacks under the
+# memory events (memory_timeline), …
+DEEP_STACKS = [
+    "TraceLens/tests/traces/h100/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz",
+    "TraceLens/tests/traces/h100/facebook_timesformer-base-finetuned-k400__1016002.json.gz",
+    "generated/cpu_train_step.pt.trace.json.gz",
+]
+REWRITTEN = {
+    "memory_timeline": DEEP_STACKS + ["HolisticTraceAnalysis/tests/data/df_index_resolver/df_index_resolver.json.gz"],
+}
+_opened = {}
+
+
+def _open(path):
+    if path not in _opened:
+        _opened.clear()  # one trace held at a time: the cases are grouped by trace
+        _opened[path] = tracecols.open(CORPUS / path)
+    return _opened[path]
+
+
+def _rows(table):
+    """The rows of an Arrow table as tuples, in a fixed order (the order of their repr)."""
+    return sorted(zip(*[c.to_pylist() for c in table.columns]), key=repr)
+
+
+@pytest.mark.parametrize("trace, view", sorted((t, v) for v, ts in REWRITTEN.items() for t in ts),
+                         ids=lambda x: x.split("/")[-1][:24])
+def test_rewritten_view_gives_the_rows_of_its_plain_formulation(trace, view):
+    from plain_views import PLAIN
+    t = _open(trace)
+    new = t.arrow(f"SELECT * FROM {view}")
+    old = t.arrow(PLAIN[view])
+    assert new.num_rows > 0, "the trace must have rows for the comparison to mean something"
+    assert new.schema == old.schema
+    assert _rows(new) == _rows(old)

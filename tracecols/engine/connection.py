@@ -40,6 +40,10 @@ class Engine:
             config["temp_directory"] = str(temp_dir)
         self.con = duckdb.connect(str(database) if database else ":memory:", config=config)
         self.con.execute("SET enable_progress_bar = false")  # drawn on stdout, where results go
+        # a join on two inequalities (a position inside [pre, subtree_end]) as an IEJoin even when
+        # one side looks small: DuckDB's estimate of a filtered scan is often far too low, and
+        # the merge join it would pick instead tests every pair that passes the first inequality
+        self.con.execute("SET merge_join_threshold = 0")
         if fs is not None:
             self.con.register_filesystem(fs)
         self._persist = database is not None
