@@ -44,4 +44,44 @@ LEFT JOIN slices o ON o.trace_id = f.trace_id AND o.uid = f.op_uid
 LEFT JOIN traces t ON t.trace_id = m.trace_id
 ORDER BY m.trace_id, m.device_type, m.device_id, m.ts_ns, m.uid
 """,
+    "_op_time": """
+WITH ev AS (
+    SELECT s.trace_id, s.uid, s.name, s.cat, s.pre, s.subtree_end, s.dur_ns, s.self_ns,
+           -- a TensorList argument is one level deeper than events.input_dims holds: read it from args
+           coalesce(CAST(e.input_dims AS VARCHAR),
+                    regexp_replace(json_extract(e.args, '$."Input Dims"')::VARCHAR, ',', ', ', 'g')) AS input_shapes,
+           coalesce(to_json(e.input_types)::VARCHAR, json_extract(e.args, '$."Input type"')::VARCHAR) AS input_types
+    -- grafted graph nodes other than cpu_ops have no events row (docs/graphs.md)
+    FROM slices s LEFT JOIN events e ON e.trace_id = s.trace_id AND e.uid = s.uid
+    WHERE s.cat IN ('cpu_op', 'user_annotation', 'cuda_runtime', 'cuda_driver')
+),
+ann AS (
+    SELECT trace_id, uid, pre, subtree_end FROM ev WHERE cat = 'user_annotation'
+),
+kl AS (  -- device events with a launch call in the tree, placed at the deeper of the launch call
+         -- and their op: a graph-replayed kernel's op is grafted beneath its graph launch
+    SELECT k.trace_id, k.uid AS kuid, k.dur_ns, k.op_uid, k.op_path, greatest(l.pre, o.pre) AS lpre
+    FROM kernels k JOIN slices l ON l.trace_id = k.trace_id AND l.uid = k.launch_uid
+    LEFT JOIN slices o ON o.trace_id = k.trace_id AND o.uid = k.op_uid
+),
+in_ann AS (  -- each device event under each annotation around its launch call
+    SELECT kl.trace_id, a.uid AS ouid, kl.dur_ns, kl.op_uid, a.pre,
+           max(a.pre) OVER (PARTITION BY kl.trace_id, kl.kuid) AS inner_pre
+    FROM kl JOIN ann a ON a.trace_id = kl.trace_id AND a.pre < kl.lpre AND kl.lpre <= a.subtree_end
+),
+per AS (
+    SELECT trace_id, op_uid AS ouid, sum(dur_ns) AS self_dev, 0 AS dev FROM kl WHERE op_uid IS NOT NULL GROUP BY ALL
+    UNION ALL
+    SELECT trace_id, ouid, 0, sum(dur_ns) FROM (SELECT trace_id, unnest(op_path) AS ouid, dur_ns FROM kl) GROUP BY ALL
+    UNION ALL
+    SELECT trace_id, ouid, sum(dur_ns) FILTER (WHERE op_uid IS NULL AND pre = inner_pre), sum(dur_ns)
+    FROM in_ann GROUP BY ALL
+),
+dev AS (
+    SELECT trace_id, ouid, coalesce(sum(self_dev), 0) AS self_dev, coalesce(sum(dev), 0) AS dev FROM per GROUP BY ALL
+)
+SELECT ev.trace_id, ev.uid, ev.name, ev.cat, ev.input_shapes, ev.input_types, ev.dur_ns, ev.self_ns,
+       coalesce(d.self_dev, 0)::BIGINT AS self_device_ns, coalesce(d.dev, 0)::BIGINT AS device_ns
+FROM ev LEFT JOIN dev d ON d.trace_id = ev.trace_id AND d.ouid = ev.uid
+""",
 }
