@@ -84,4 +84,42 @@ SELECT ev.trace_id, ev.uid, ev.name, ev.cat, ev.input_shapes, ev.input_types, ev
        coalesce(d.self_dev, 0)::BIGINT AS self_device_ns, coalesce(d.dev, 0)::BIGINT AS device_ns
 FROM ev LEFT JOIN dev d ON d.trace_id = ev.trace_id AND d.ouid = ev.uid
 """,
+    "stacks": """
+WITH RECURSIVE s AS (
+    SELECT trace_id, uid, parent_uid, cat IS DISTINCT FROM 'Trace' AS inc, self_ns,
+           coalesce(nullif(translate(name, ';' || chr(13) || chr(10), ',  '), ''), '(unnamed)') AS frame
+    FROM slices),
+walk(trace_id, uid, inc, self_ns, node, parent_node, frame) AS (
+    SELECT trace_id, uid, inc, self_ns,
+           CASE WHEN inc THEN min(uid) OVER (PARTITION BY trace_id, inc, frame) END, NULL::BIGINT, frame
+    FROM s WHERE parent_uid IS NULL
+    UNION ALL
+    -- the window sees one level at a time: the rows of this step only
+    SELECT c.trace_id, c.uid, c.inc, c.self_ns,
+           CASE WHEN c.inc THEN min(c.uid) OVER (PARTITION BY c.trace_id, w.node, c.inc, c.frame) ELSE w.node END,
+           w.node, c.frame
+    FROM walk w JOIN s c ON c.trace_id = w.trace_id AND c.parent_uid = w.uid),
+launched AS (
+    SELECT trace_id, CASE WHEN op_uid < 0 THEN op_uid ELSE launch_uid END AS uid, count(*) AS n,
+           sum(dur_ns) AS dur_ns
+    FROM kernels WHERE launch_uid IS NOT NULL OR op_uid < 0 GROUP BY ALL),
+nodes AS (
+    SELECT w.trace_id, w.node, any_value(w.parent_node) AS parent_node, any_value(w.frame) AS frame,
+           count(*) AS slices, sum(w.self_ns) AS self_cpu_ns, sum(l.n) AS device_events,
+           sum(l.dur_ns) AS self_device_ns
+    FROM walk w LEFT JOIN launched l ON l.trace_id = w.trace_id AND l.uid = w.uid
+    WHERE w.inc
+    GROUP BY w.trace_id, w.node),
+paths(trace_id, node, stack, frames) AS (
+    SELECT trace_id, node, frame, 1 FROM nodes WHERE parent_node IS NULL
+    UNION ALL
+    SELECT n.trace_id, n.node, p.stack || ';' || n.frame, p.frames + 1
+    FROM paths p JOIN nodes n ON n.trace_id = p.trace_id AND n.parent_node = p.node)
+SELECT p.trace_id, p.stack, any_value(p.frames)::INTEGER AS frames, sum(n.slices)::BIGINT AS slices,
+       sum(n.self_cpu_ns)::BIGINT AS self_cpu_ns, coalesce(sum(n.device_events), 0)::BIGINT AS device_events,
+       coalesce(sum(n.self_device_ns), 0)::BIGINT AS self_device_ns
+FROM paths p JOIN nodes n USING (trace_id, node)
+GROUP BY p.trace_id, p.stack
+ORDER BY p.trace_id, p.stack
+""",
 }

@@ -44,8 +44,8 @@ def test_optimizable_ops_source_is_the_nearest_enclosing_frame(frame_heavy):
 
 
 # Views rewritten for speed (docs/performance.md), each against its plain formulation
-# (plain_views.py) on the traces where the slow shape occurs: deep Python stacks under the
-# memory events (memory_timeline), many user annotations (_op_time), …
+# (plain_views.py) on the traces where the slow shape occurs: deep Python stacks (stacks, and
+# memory_timeline under its memory events), many user annotations (_op_time), …
 DEEP_STACKS = [
     "TraceLens/tests/traces/h100/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz",
     "TraceLens/tests/traces/h100/facebook_timesformer-base-finetuned-k400__1016002.json.gz",
@@ -53,10 +53,12 @@ DEEP_STACKS = [
 ]
 DF_INDEX = "HolisticTraceAnalysis/tests/data/df_index_resolver/df_index_resolver.json.gz"  # 2,035 annotations
 MTIA = "HolisticTraceAnalysis/tests/data/mtia_inference_trace/mtia_inference_rank_0.json.gz"  # 1,696
+SGLANG_CAPTURE = "TraceLens/tests/traces/inference/sglang_decode/capture_traces/bs_32_rank0.json.gz"  # 62 levels
 REWRITTEN = {
     "memory_timeline": DEEP_STACKS + [DF_INDEX],
     "_op_time": [DF_INDEX, MTIA, "param/et_replay/tests/inputs/linear_kineto.json.gz",
                  "generated/cpu_train_step.pt.trace.json.gz"],
+    "stacks": DEEP_STACKS + [SGLANG_CAPTURE],
 }
 _opened = {}
 
