@@ -3,7 +3,7 @@ and kept here as the reference the rewritten views are checked against
 (test_view_rewrites.py). Each is the query alone, without its header comment."""
 
 PLAIN = {
-    "memory_timeline": """
+    "memory_timeline": r"""
 WITH RECURSIVE m AS (
     SELECT trace_id, uid, coalesce(pid, -1) AS pid, coalesce(tid, -1) AS tid, ts_ns, bytes,
            total_allocated_bytes, total_reserved_bytes, addr, device_type, device_id
@@ -44,7 +44,7 @@ LEFT JOIN slices o ON o.trace_id = f.trace_id AND o.uid = f.op_uid
 LEFT JOIN traces t ON t.trace_id = m.trace_id
 ORDER BY m.trace_id, m.device_type, m.device_id, m.ts_ns, m.uid
 """,
-    "_op_time": """
+    "_op_time": r"""
 WITH ev AS (
     SELECT s.trace_id, s.uid, s.name, s.cat, s.pre, s.subtree_end, s.dur_ns, s.self_ns,
            -- a TensorList argument is one level deeper than events.input_dims holds: read it from args
@@ -84,7 +84,7 @@ SELECT ev.trace_id, ev.uid, ev.name, ev.cat, ev.input_shapes, ev.input_types, ev
        coalesce(d.self_dev, 0)::BIGINT AS self_device_ns, coalesce(d.dev, 0)::BIGINT AS device_ns
 FROM ev LEFT JOIN dev d ON d.trace_id = ev.trace_id AND d.ouid = ev.uid
 """,
-    "stacks": """
+    "stacks": r"""
 WITH RECURSIVE s AS (
     SELECT trace_id, uid, parent_uid, cat IS DISTINCT FROM 'Trace' AS inc, self_ns,
            coalesce(nullif(translate(name, ';' || chr(13) || chr(10), ',  '), ''), '(unnamed)') AS frame
@@ -121,5 +121,157 @@ SELECT p.trace_id, p.stack, any_value(p.frames)::INTEGER AS frames, sum(n.slices
 FROM paths p JOIN nodes n USING (trace_id, node)
 GROUP BY p.trace_id, p.stack
 ORDER BY p.trace_id, p.stack
+""",
+    "optimizable_ops": r"""
+WITH q AS (
+    SELECT *, (depth <= 0)::INT AS z,
+           sum((depth <= 0)::INT) OVER (PARTITION BY trace_id, device) AS nz,
+           sum((depth <= 0)::INT) OVER (PARTITION BY trace_id, device ORDER BY pos ROWS UNBOUNDED PRECEDING) AS zc
+    FROM _launch_queue
+),
+q2 AS (  -- zeros numbered from the latest (k = 0); a non-zero sample belongs to segment k
+    SELECT *, nz - zc AS zeros_after,
+           CASE WHEN z = 1 THEN nz - zc ELSE nz - zc - 1 END AS k
+    FROM q
+),
+zeros AS (SELECT trace_id, device, k, ts_ns FROM q2 WHERE z = 1),
+peaks AS (
+    SELECT trace_id, device, k, ts_ns AS peak_ns, depth AS peak
+    FROM (SELECT *, row_number() OVER (PARTITION BY trace_id, device, k ORDER BY depth DESC, pos DESC) AS rn
+          FROM q2 WHERE z = 0 AND k >= 0)
+    WHERE rn = 1
+),
+seg AS (
+    SELECT z.trace_id, z.device, z.k, p.peak_ns, coalesce(p.peak >= 4, false) AS valid
+    FROM zeros z LEFT JOIN peaks p ON p.trace_id = z.trace_id AND p.device = z.device AND p.k = z.k
+),
+runs AS (
+    SELECT *, k - row_number() OVER (PARTITION BY trace_id, device ORDER BY k) AS grp
+    FROM seg WHERE valid
+),
+chosen AS (
+    SELECT trace_id, device, k, peak_ns,
+           coalesce(lag(k) OVER (PARTITION BY trace_id, device ORDER BY k) + 2, 0) AS a
+    FROM (SELECT *, k - min(k) OVER (PARTITION BY trace_id, device, grp) AS pos_in_run FROM runs)
+    WHERE pos_in_run % 2 = 0
+),
+falling AS (
+    SELECT c.trace_id, c.device, c.peak_ns AS b, z.ts_ns AS e
+    FROM chosen c JOIN zeros z ON z.trace_id = c.trace_id AND z.device = c.device AND z.k = c.a
+),
+hostp AS (SELECT DISTINCT trace_id, device, launch_pid AS pid FROM kernels WHERE launch_pid IS NOT NULL),
+ops AS (
+    SELECT h.device, s.trace_id, s.uid, s.name, s.pid, s.tid, s.ts_ns, s.end_ns, s.dur_ns, s.self_ns
+    FROM slices s JOIN hostp h ON h.trace_id = s.trace_id AND h.pid = s.pid
+    WHERE s.cat = 'cpu_op'
+),
+runs0 AS (  -- runs of equal (depth = 0) flags, for the idle intervals
+    SELECT *, sum(chg) OVER (PARTITION BY trace_id, device ORDER BY pos ROWS UNBOUNDED PRECEDING) AS run
+    FROM (SELECT *, CASE WHEN (depth = 0) IS DISTINCT FROM lag(depth = 0) OVER (PARTITION BY trace_id, device ORDER BY pos)
+                         THEN 1 ELSE 0 END AS chg
+          FROM _launch_queue)
+),
+runhead AS (
+    SELECT trace_id, device, run, any_value(depth = 0) AS idle,
+           arg_min(end_ns, pos) AS first_end, arg_min(ts_ns, pos) AS first_ts
+    FROM runs0 GROUP BY ALL
+),
+idle_iv AS (
+    SELECT trace_id, device, b, e FROM (
+        SELECT trace_id, device, idle, first_end AS b,
+               lead(first_ts) OVER (PARTITION BY trace_id, device ORDER BY run) AS e
+        FROM runhead)
+    WHERE idle AND e IS NOT NULL
+    UNION ALL
+    SELECT q.trace_id, q.device, o.first_start, q.first_ts
+    FROM (SELECT trace_id, device, arg_min(ts_ns, pos) AS first_ts, arg_max(end_ns, pos) AS last_end
+          FROM _launch_queue GROUP BY ALL) q
+    JOIN (SELECT trace_id, device, min(ts_ns) AS first_start, arg_max(end_ns, ts_ns) AS last_op_end
+          FROM ops GROUP BY ALL) o ON o.trace_id = q.trace_id AND o.device = q.device
+    UNION ALL
+    SELECT q.trace_id, q.device, q.last_end, o.last_op_end
+    FROM (SELECT trace_id, device, arg_max(end_ns, pos) AS last_end FROM _launch_queue GROUP BY ALL) q
+    JOIN (SELECT trace_id, device, arg_max(end_ns, ts_ns) AS last_op_end FROM ops GROUP BY ALL) o
+      ON o.trace_id = q.trace_id AND o.device = q.device
+),
+pieces AS (  -- the union of the idle intervals, and that of the falling phases, as disjoint pieces
+    SELECT kind, trace_id, device, min(b) AS b, max(e) AS e FROM (
+        SELECT *, sum(CASE WHEN pe IS NULL OR b > pe THEN 1 ELSE 0 END)
+                      OVER (PARTITION BY kind, trace_id, device ORDER BY b, e ROWS UNBOUNDED PRECEDING) AS isl
+        FROM (SELECT *, max(e) OVER (PARTITION BY kind, trace_id, device ORDER BY b, e
+                                     ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS pe
+              FROM (SELECT 'idle' AS kind, trace_id, device, b, e FROM idle_iv
+                    UNION ALL
+                    SELECT 'falling', trace_id, device, b, e FROM falling)
+              WHERE e > b))
+    GROUP BY kind, trace_id, device, isl
+),
+idle_u AS (SELECT trace_id, device, b, e FROM pieces WHERE kind = 'idle'),
+falling_u AS (SELECT trace_id, device, b, e FROM pieces WHERE kind = 'falling'),
+cand AS (  -- the last falling piece starting before the op's end is the only one that can overlap it
+    SELECT o.* FROM ops o ASOF JOIN falling_u f
+      ON f.trace_id = o.trace_id AND f.device = o.device AND o.end_ns > f.b
+    WHERE f.e > o.ts_ns
+),
+idle_cum AS (  -- idle pieces with the idle time before each
+    SELECT *, coalesce(sum(e - b) OVER (PARTITION BY trace_id, device ORDER BY b
+                                        ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS before
+    FROM idle_u
+),
+idle_of AS (  -- idle time before t = before(last piece starting at or before t) + the part of it before t
+    SELECT c.trace_id, c.device, c.uid,
+           (i2.before + least(c.end_ns, i2.e) - i2.b)
+           - coalesce(i1.before + least(c.ts_ns, i1.e) - i1.b, 0) AS idle_ns
+    FROM cand c
+    ASOF LEFT JOIN idle_cum i2 ON i2.trace_id = c.trace_id AND i2.device = c.device AND c.end_ns >= i2.b
+    ASOF LEFT JOIN idle_cum i1 ON i1.trace_id = c.trace_id AND i1.device = c.device AND c.ts_ns >= i1.b
+),
+sc AS (
+    SELECT c.*, coalesce(i.idle_ns, 0)::BIGINT AS idle_ns,
+           coalesce(i.idle_ns, 0) / nullif(c.dur_ns, 0)::DOUBLE AS frac
+    FROM cand c LEFT JOIN idle_of i ON i.trace_id = c.trace_id AND i.device = c.device AND i.uid = c.uid
+),
+z AS (
+    SELECT *,
+           coalesce((frac - avg(frac) OVER d) / nullif(stddev_samp(frac) OVER d, 0), 0)
+           + 0.6 * coalesce((self_ns - avg(self_ns) OVER d) / nullif(stddev_samp(self_ns) OVER d, 0), 0) AS score
+    FROM sc
+    WINDOW d AS (PARTITION BY trace_id, device)
+),
+frames AS (  -- python frames named like file.py(line): intervals [pre, subtree_end] of the pre-order
+    SELECT trace_id, name, pre, subtree_end FROM slices
+    WHERE cat = 'python_function' AND regexp_matches(name, '\.py\(.*\)')
+),
+cpos AS (SELECT DISTINCT z.trace_id, z.uid, 2 * s.pre AS x
+         FROM z JOIN slices s ON s.trace_id = z.trace_id AND s.uid = z.uid),
+marks AS (  -- in one pre-order stream: frame starts (+1, key 2·pre+1), frame ends (-1, key
+            -- 2·subtree_end+1) and candidates (0, key 2·pre): a candidate lies strictly inside
+            -- a frame exactly when the frame's start and not its end come before it
+    SELECT trace_id, 2 * pre + 1 AS k, 1 AS delta, name, NULL::BIGINT AS uid FROM frames
+    UNION ALL SELECT trace_id, 2 * subtree_end + 1, -1, NULL, NULL FROM frames
+    UNION ALL SELECT trace_id, x, 0, NULL, uid FROM cpos
+),
+leveled AS (  -- frames open after each mark: a start's own level, a candidate's count of
+              -- enclosing frames (at one key a leaf frame's start comes before its end)
+    SELECT *, sum(delta) OVER (PARTITION BY trace_id ORDER BY k, delta DESC ROWS UNBOUNDED PRECEDING) AS level
+    FROM marks
+),
+src AS (  -- frames nest, so the innermost one around a candidate is the last start before it
+          -- at its level: any later start at that level had to close first
+    SELECT trace_id, uid, source FROM (
+        SELECT trace_id, uid, delta,
+               last_value(name IGNORE NULLS) OVER (PARTITION BY trace_id, level ORDER BY k
+                                                   ROWS UNBOUNDED PRECEDING) AS source
+        FROM leveled WHERE delta >= 0)
+    WHERE delta = 0
+)
+SELECT z.trace_id, t.rank, z.device,
+       row_number() OVER (PARTITION BY z.trace_id, z.device ORDER BY score DESC, z.uid) AS score_rank,
+       z.uid, z.name, z.pid, z.tid, z.ts_ns, z.dur_ns, z.self_ns, z.idle_ns, 100.0 * frac AS idle_pct, score,
+       src.source
+FROM z
+LEFT JOIN src ON src.trace_id = z.trace_id AND src.uid = z.uid
+LEFT JOIN traces t ON t.trace_id = z.trace_id
+ORDER BY z.trace_id, z.device, score_rank
 """,
 }
