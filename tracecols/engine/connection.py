@@ -33,17 +33,17 @@ class Engine:
     def __init__(self, tables, origin="<trace>", memory_limit=None, temp_dir=None, defer_views=False,
                  redact=False, clean=False, fs=None, database=None):
         self.origin = origin
-        config = {"enable_external_access": True}
+        # merge_join_threshold 0: a join on two inequalities (a position inside [pre, subtree_end])
+        # is an IEJoin even when one side looks small: DuckDB's estimate of a filtered scan is often
+        # far too low, and the merge join it would pick tests every pair that passes the first
+        # inequality. Set here, not by SET: it must hold for the cursors that stream the views too.
+        config = {"enable_external_access": True, "merge_join_threshold": 0}
         if memory_limit:  # bounded-memory runs: DuckDB spills to temp_dir beyond this
             config["memory_limit"] = memory_limit
         if temp_dir:
             config["temp_directory"] = str(temp_dir)
         self.con = duckdb.connect(str(database) if database else ":memory:", config=config)
         self.con.execute("SET enable_progress_bar = false")  # drawn on stdout, where results go
-        # a join on two inequalities (a position inside [pre, subtree_end]) as an IEJoin even when
-        # one side looks small: DuckDB's estimate of a filtered scan is often far too low, and
-        # the merge join it would pick instead tests every pair that passes the first inequality
-        self.con.execute("SET merge_join_threshold = 0")
         if fs is not None:
             self.con.register_filesystem(fs)
         self._persist = database is not None
