@@ -34,25 +34,23 @@ WITH RECURSIVE s AS (
            coalesce(nullif(replace(replace(replace(name, ';', ','), chr(13), ' '), chr(10), ' '), ''),
                     '(unnamed)') AS frame
     FROM slices),
-lv AS (  -- level of an included slice: its depth less the left-out slices around it (one sweep
-         -- over the pre-order: their starts +1 at 2·pre, their ends -1 at 2·subtree_end+1)
-    SELECT trace_id, uid, pre, subtree_end, depth - out_ AS level FROM (
-        SELECT *, sum(delta) OVER (PARTITION BY trace_id ORDER BY k ROWS UNBOUNDED PRECEDING) AS out_
-        FROM (SELECT trace_id, uid, pre, subtree_end, depth, 2 * pre AS k, 0 AS delta FROM s WHERE inc
-              UNION ALL SELECT trace_id, uid, pre, subtree_end, depth, 2 * pre, 1 FROM s WHERE NOT inc
-              UNION ALL SELECT trace_id, uid, pre, subtree_end, depth, 2 * subtree_end + 1, -1 FROM s WHERE NOT inc))
-    WHERE delta = 0),
-h AS (  -- the two 64-bit halves of md5(level;frame)
-    SELECT lv.trace_id, lv.uid, lv.pre, lv.subtree_end, lv.level, md5_number(lv.level || ';' || s.frame) AS m
-    FROM lv JOIN s ON s.trace_id = lv.trace_id AND s.uid = lv.uid),
-hc AS (SELECT trace_id, uid, pre, subtree_end, (m >> 64)::UBIGINT::HUGEINT AS c1,
-              (m & 18446744073709551615::UHUGEINT)::UBIGINT::HUGEINT AS c2 FROM h),
-ids AS (  -- path id: the sums of both over the included ancestors-or-self: running sums over
-          -- their starts (+, at 2·pre) and ends (-, at 2·subtree_end+1) in pre-order
-    SELECT trace_id, uid, p1, p2, p1 - c1 AS q1, p2 - c2 AS q2 FROM (
+under_out AS (  -- included slices under left-out ones (in practice the profiler's span has none under it)
+    SELECT c.trace_id, c.uid, count(*) AS n
+    FROM s c JOIN (SELECT * FROM s WHERE NOT inc AND subtree_end > pre) o
+      ON o.trace_id = c.trace_id AND o.pre < c.pre AND c.pre <= o.subtree_end
+    WHERE c.inc GROUP BY ALL),
+h AS (  -- level: the depth less the left-out slices above; the two 64-bit halves of md5(level;frame)
+    SELECT trace_id, uid, pre, subtree_end, self_ns, level, (m >> 64)::UBIGINT::HUGEINT AS c1,
+           (m & 18446744073709551615::UHUGEINT)::UBIGINT::HUGEINT AS c2
+    FROM (SELECT s.*, s.depth - coalesce(u.n, 0) AS level, md5_number((s.depth - coalesce(u.n, 0)) || ';' || s.frame) AS m
+          FROM s LEFT JOIN under_out u ON u.trace_id = s.trace_id AND u.uid = s.uid
+          WHERE s.inc)),
+ids AS (  -- path id: the sums of both halves over the included ancestors-or-self: running sums
+          -- over their starts (+, at 2·pre) and ends (-, at 2·subtree_end+1) in pre-order
+    SELECT trace_id, uid, self_ns, level, p1, p2, p1 - c1 AS q1, p2 - c2 AS q2 FROM (
         SELECT *, sum(sgn * c1) OVER w AS p1, sum(sgn * c2) OVER w AS p2
-        FROM (SELECT trace_id, uid, 2 * pre AS k, 1 AS sgn, c1, c2 FROM hc
-              UNION ALL SELECT trace_id, uid, 2 * subtree_end + 1, -1, c1, c2 FROM hc)
+        FROM (SELECT trace_id, uid, self_ns, level, 2 * pre AS k, 1 AS sgn, c1, c2 FROM h
+              UNION ALL SELECT trace_id, NULL, NULL, NULL, 2 * subtree_end + 1, -1, c1, c2 FROM h)
         WINDOW w AS (PARTITION BY trace_id ORDER BY k ROWS UNBOUNDED PRECEDING))
     WHERE sgn = 1),
 launched AS (
@@ -61,11 +59,9 @@ launched AS (
     FROM kernels WHERE launch_uid IS NOT NULL OR op_uid < 0 GROUP BY ALL),
 nodes AS (  -- one row per path: its slices, their times, and the path one frame up (q)
     SELECT i.trace_id, i.p1, i.p2, any_value(i.q1) AS q1, any_value(i.q2) AS q2, min(i.uid) AS nid,
-           any_value(h.level) AS level, count(*) AS slices, sum(s.self_ns) AS self_cpu_ns,
+           any_value(i.level) AS level, count(*) AS slices, sum(i.self_ns) AS self_cpu_ns,
            sum(l.n) AS device_events, sum(l.dur_ns) AS self_device_ns
-    FROM ids i JOIN h ON h.trace_id = i.trace_id AND h.uid = i.uid
-    JOIN s ON s.trace_id = i.trace_id AND s.uid = i.uid
-    LEFT JOIN launched l ON l.trace_id = i.trace_id AND l.uid = i.uid
+    FROM ids i LEFT JOIN launched l ON l.trace_id = i.trace_id AND l.uid = i.uid
     GROUP BY i.trace_id, i.p1, i.p2),
 tree AS (
     SELECT n.trace_id, n.nid, s.frame, n.level, n.slices, n.self_cpu_ns, n.device_events, n.self_device_ns,
