@@ -274,4 +274,77 @@ LEFT JOIN src ON src.trace_id = z.trace_id AND src.uid = z.uid
 LEFT JOIN traces t ON t.trace_id = z.trace_id
 ORDER BY z.trace_id, z.device, score_rank
 """,
+    "inference_steps": r"""
+WITH marks AS (
+    SELECT s.trace_id, s.rank, s.uid, s.name, s.pid, s.tid, s.ts_ns, s.dur_ns, s.pre, s.subtree_end,
+           regexp_matches(s.name, '^execute_[0-9]+_context_[0-9]+\(.*\)_generation_[0-9]+\(')
+               OR regexp_matches(s.name, '^step\[[A-Za-z]+') AS serving
+    FROM slices s
+    WHERE (s.cat = 'user_annotation' OR (s.cat = 'cpu_op' AND s.name LIKE 'ProfilerStep#%'))  -- older torch: cpu_op
+      AND (regexp_matches(s.name, '^execute_[0-9]+_context_[0-9]+\(.*\)_generation_[0-9]+\(')
+           OR regexp_matches(s.name, '^step\[[A-Za-z]+') OR s.name LIKE 'ProfilerStep#%')
+),
+kind AS (  -- serving annotations where a trace has any, else ProfilerStep#N
+    SELECT m.* FROM marks m
+    WHERE m.serving = (SELECT bool_or(serving) FROM marks x WHERE x.trace_id = m.trace_id)
+),
+steps AS (  -- the outermost: no other chosen annotation of its thread encloses it
+    SELECT k.* FROM kind k
+    WHERE NOT EXISTS (SELECT 1 FROM kind o WHERE o.trace_id = k.trace_id AND o.pre < k.pre
+                      AND k.pre <= o.subtree_end)
+),
+parsed AS (
+    SELECT *,
+           TRY_CAST(regexp_extract(name, '^execute_([0-9]+)_', 1) AS BIGINT) AS tokens,
+           TRY_CAST(regexp_extract(name, '_context_([0-9]+)\(', 1) AS BIGINT) AS prefill_requests,
+           coalesce(TRY_CAST(regexp_extract(name, '_generation_([0-9]+)\(', 1) AS BIGINT),
+                    CASE WHEN regexp_matches(name, '^step\[DECODE')
+                         THEN TRY_CAST(regexp_extract(name, 'bs=([0-9]+)', 1) AS BIGINT) END) AS decode_requests,
+           upper(regexp_extract(name, '^step\[([A-Za-z]+)', 1)) AS word
+    FROM steps
+),
+phased AS (
+    SELECT *, CASE
+        WHEN prefill_requests > 0 AND decode_requests > 0 THEN 'mixed'
+        WHEN prefill_requests > 0 THEN 'prefill'
+        WHEN decode_requests > 0 THEN 'decode'
+        WHEN word IN ('PREFILL', 'EXTEND') THEN 'prefill'
+        WHEN word = 'DECODE' THEN 'decode'
+        WHEN word = 'MIXED' THEN 'mixed'
+        ELSE 'unknown' END AS phase
+    FROM parsed
+),
+dev AS (  -- each step's device events: their launch call lies in the step's subtree
+    SELECT p.trace_id, p.uid AS step_uid, k.ts_ns, k.end_ns, k.dur_ns, k.launch_uid, k.launch_name
+    FROM (SELECT k.trace_id, k.ts_ns, k.end_ns, k.dur_ns, k.launch_uid, k.launch_name, l.pre AS lpre
+          FROM kernels k JOIN slices l ON l.trace_id = k.trace_id AND l.uid = k.launch_uid) k
+    JOIN phased p ON p.trace_id = k.trace_id AND k.lpre > p.pre AND k.lpre <= p.subtree_end
+),
+g AS (  -- what each event adds to the union of its step's (sql/core/_macros.sql)
+    SELECT *, _tc_covered(ts_ns, end_ns, max(end_ns) OVER (PARTITION BY trace_id, step_uid ORDER BY ts_ns, end_ns
+                                                         ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)) AS c
+    FROM dev
+),
+per AS (
+    SELECT trace_id, step_uid, count(*)::BIGINT AS kernels, sum(c)::BIGINT AS gpu_busy_ns,
+           sum(dur_ns)::BIGINT AS gpu_kernel_sum_ns, min(ts_ns) AS gpu_start_ns, max(end_ns) AS gpu_end_ns
+    FROM g GROUP BY ALL
+),
+graphs AS (
+    SELECT trace_id, step_uid, count(DISTINCT launch_uid) AS graph_launches
+    FROM dev WHERE launch_name LIKE '%GraphLaunch%' GROUP BY ALL
+)
+SELECT p.trace_id, p.rank,
+       row_number() OVER (PARTITION BY p.trace_id ORDER BY p.ts_ns, p.uid) - 1 AS step,
+       p.phase,
+       row_number() OVER (PARTITION BY p.trace_id, p.phase ORDER BY p.ts_ns, p.uid) - 1 AS phase_step,
+       p.uid, p.name, p.tokens, p.prefill_requests, p.decode_requests, p.ts_ns, p.dur_ns,
+       coalesce(d.kernels, 0) AS kernels, coalesce(gr.graph_launches, 0) AS graph_launches,
+       coalesce(d.gpu_busy_ns, 0) AS gpu_busy_ns, coalesce(d.gpu_kernel_sum_ns, 0) AS gpu_kernel_sum_ns,
+       d.gpu_start_ns, d.gpu_end_ns
+FROM phased p
+LEFT JOIN per d ON d.trace_id = p.trace_id AND d.step_uid = p.uid
+LEFT JOIN graphs gr ON gr.trace_id = p.trace_id AND gr.step_uid = p.uid
+ORDER BY p.trace_id, p.ts_ns, p.uid
+""",
 }
