@@ -78,3 +78,13 @@ def test_open_streams_a_big_trace_and_cleans_up(monkeypatch):
     del t
     gc.collect()
     assert not os.path.exists(scratch)
+
+
+def test_every_connection_plans_two_inequalities_as_an_iejoin():
+    """The views' position-in-range joins (memory_timeline) must be IEJoins on the cursors that
+    stream the views too, whatever DuckDB estimates the sides' sizes to be."""
+    from tracecols.engine.connection import Engine
+    e = Engine({}, defer_views=True)
+    query = "EXPLAIN SELECT * FROM range(100) a(x) JOIN range(8) b(y) ON b.y <= a.x AND a.x < b.y + 3"
+    for con in (e.con, e.con.cursor()):
+        assert "IE_JOIN" in con.execute(query).fetchall()[0][1].replace(" ", "_").upper()

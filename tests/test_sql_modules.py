@@ -101,3 +101,23 @@ def test_two_files_of_one_name_are_an_error(tmp_path):
         (tmp_path / d / "a.sql").write_text("-- depends: kernels\nCREATE VIEW a AS SELECT 1;\n")
     with pytest.raises(sqlfiles.SqlModuleError, match="two sql/ files define a"):
         sqlfiles.load_all(tmp_path)
+
+
+@pytest.mark.parametrize("name", sorted(FILES))
+def test_the_query_alone_gives_the_columns_of_the_view(trace, name):
+    """The streaming path runs each view's query without defining the view (sqlfiles.split_view):
+    every file must split, and its query must answer with the view's columns."""
+    setup, query = sqlfiles.split_view(FILES[name][0], name)
+    assert "CREATE OR REPLACE VIEW" not in setup.upper()
+    d = trace.sql(f"DESCRIBE SELECT * FROM {name}")
+    q = trace.sql(f"DESCRIBE {query}")
+    assert list(zip(q["column_name"], q["column_type"])) == list(zip(d["column_name"], d["column_type"]))
+
+
+def test_split_view_declines_what_is_not_one_view_of_that_name():
+    assert sqlfiles.split_view("CREATE OR REPLACE VIEW b AS SELECT 1;", "a") is None
+    assert sqlfiles.split_view("CREATE VIEW a AS SELECT 1;", "a") is None
+    two = "CREATE OR REPLACE VIEW a AS SELECT 1;\nCREATE OR REPLACE VIEW a AS SELECT 2;"
+    assert sqlfiles.split_view(two, "a") is None
+    assert sqlfiles.split_view("-- a\nCREATE MACRO m() AS 1;\nCREATE OR REPLACE VIEW a AS\nSELECT m();\n", "a") == \
+        ("-- a\nCREATE MACRO m() AS 1;\n", "SELECT m()")

@@ -1,5 +1,6 @@
 """Views rewritten for speed, each checked against a plain formulation on the real traces
 where the slow shape occurs (deep Python stacks, many frames per op)."""
+import math
 import re
 
 import pytest
@@ -41,3 +42,64 @@ def test_optimizable_ops_source_is_the_nearest_enclosing_frame(frame_heavy):
     assert rows, "the trace has candidates: the check must compare something"
     assert sum(s is not None for _, s in rows) > 0
     assert [s for _, s in rows] == [walk(u) for u, _ in rows]
+
+
+# Views rewritten for speed (docs/performance.md), each against its plain formulation
+# (plain_views.py) on the traces where the slow shape occurs: deep Python stacks (stacks, and
+# memory_timeline under its memory events), many user annotations (_op_time), many steps
+# (inference_steps; the corpus has few, the join was quadratic in them), …
+DEEP_STACKS = [
+    "TraceLens/tests/traces/h100/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz",
+    "TraceLens/tests/traces/h100/facebook_timesformer-base-finetuned-k400__1016002.json.gz",
+    "generated/cpu_train_step.pt.trace.json.gz",
+]
+DF_INDEX = "HolisticTraceAnalysis/tests/data/df_index_resolver/df_index_resolver.json.gz"  # 2,035 annotations
+MTIA = "HolisticTraceAnalysis/tests/data/mtia_inference_trace/mtia_inference_rank_0.json.gz"  # 1,696
+SGLANG_CAPTURE = "TraceLens/tests/traces/inference/sglang_decode/capture_traces/bs_32_rank0.json.gz"  # 62 levels
+REWRITTEN = {
+    "memory_timeline": DEEP_STACKS + [DF_INDEX],
+    "_op_time": [DF_INDEX, MTIA, "param/et_replay/tests/inputs/linear_kineto.json.gz",
+                 "generated/cpu_train_step.pt.trace.json.gz"],
+    "stacks": DEEP_STACKS + [SGLANG_CAPTURE],
+    "optimizable_ops": DEEP_STACKS[:2] + [DF_INDEX],  # cpu_train_step has no device
+    "inference_steps": [DF_INDEX, "TraceLens/tests/traces/inference/sglang_decode/sglang_Qwen3-8B_decode.json.gz",
+                        "TraceLens/tests/traces/inference/vllm_decode_full/graph_execution.json.gz"],
+}
+_opened = {}
+
+
+def _open(path):
+    if path not in _opened:
+        _opened.clear()  # one trace held at a time: the cases are grouped by trace
+        _opened[path] = tracecols.open(CORPUS / path)
+    return _opened[path]
+
+
+def _rows(table):
+    """The rows of an Arrow table as tuples, in a fixed order: by their values, floats rounded
+    (DuckDB sums in parallel, so a float's last digits can differ between two runs of one query)."""
+    def key(row):
+        return repr(tuple(round(v, 6) if isinstance(v, float) else v for v in row))
+    return sorted(zip(*[c.to_pylist() for c in table.columns]), key=key)
+
+
+def _same(a, b):
+    """Equal rows, floats to 1e-9 relative (and nan with nan)."""
+    def eq(x, y):
+        if isinstance(x, float) and isinstance(y, float):
+            return x == y or math.isclose(x, y, rel_tol=1e-9) or (math.isnan(x) and math.isnan(y))
+        return x == y
+    return len(a) == len(b) and all(len(r) == len(q) and all(map(eq, r, q)) for r, q in zip(a, b))
+
+
+@pytest.mark.parametrize("trace, view", sorted((t, v) for v, ts in REWRITTEN.items() for t in ts),
+                         ids=lambda x: x.split("/")[-1][:24])
+def test_rewritten_view_gives_the_rows_of_its_plain_formulation(trace, view):
+    from plain_views import PLAIN
+    t = _open(trace)
+    new = t.arrow(f"SELECT * FROM {view}")
+    old = t.arrow(PLAIN[view])
+    assert new.num_rows > 0, "the trace must have rows for the comparison to mean something"
+    assert new.schema == old.schema
+    a, b = _rows(new), _rows(old)
+    assert _same(a, b), next(((r, q) for r, q in zip(a, b) if not _same([r], [q])), (len(a), len(b)))

@@ -11,8 +11,8 @@
 -- the event's ts (a zero-length slice holds its own point), then the nearest cpu_op at or above
 -- it (slices.op_uid) — null when the event is outside every cpu_op. Found in the host tree:
 -- the last slice of the thread starting at or before ts (the deepest of those starting
--- together; an ASOF join), then up its parents to the first that holds ts — a walk as long as
--- the tree is deep, for all events at once.
+-- together; an ASOF join), then up its parents to the first that holds ts: the deepest of
+-- its ancestors-or-self (the slices whose [pre, subtree_end] holds its pre) that holds ts.
 -- Columns (one row per `[memory]` event):
 --   trace_id         INTEGER  trace
 --   rank             INTEGER  rank (null when unknown)
@@ -30,30 +30,31 @@
 --   op_uid           BIGINT   the cpu_op the event happened in (null for none)
 --   op_name          VARCHAR  its name
 CREATE OR REPLACE VIEW memory_timeline AS
-WITH RECURSIVE m AS (
+WITH m AS NOT MATERIALIZED (
     SELECT trace_id, uid, coalesce(pid, -1) AS pid, coalesce(tid, -1) AS tid, ts_ns, bytes,
            total_allocated_bytes, total_reserved_bytes, addr, device_type, device_id
     FROM events
     WHERE ph IN ('i', 'I') AND name = '[memory]' AND ts_ns IS NOT NULL
 ),
-th AS (  -- slices of the threads that allocate; of those starting together, the deepest (last in pre-order)
-    SELECT s.trace_id, s.pid, s.tid, s.ts_ns, arg_max(s.uid, s.pre) AS uid
+ts AS NOT MATERIALIZED (  -- the slices of the threads that allocate (read twice: a materialised
+                          -- CTE in the query keeps DuckDB from planning any join as an IEJoin)
+    SELECT s.trace_id, s.pid, s.tid, s.uid, s.ts_ns, s.end_ns, s.pre, s.subtree_end, s.op_uid
     FROM slices s SEMI JOIN (SELECT DISTINCT trace_id, pid, tid FROM m) q
       ON q.trace_id = s.trace_id AND q.pid = s.pid AND q.tid = s.tid
-    GROUP BY s.trace_id, s.pid, s.tid, s.ts_ns
 ),
-climb(trace_id, uid, t, cur) AS (
-    SELECT m.trace_id, m.uid, m.ts_ns, th.uid
+th AS (  -- of the slices starting together, the deepest (last in pre-order)
+    SELECT trace_id, pid, tid, ts_ns, max(pre) AS pre FROM ts GROUP BY ALL
+),
+cur AS (  -- per event, the last slice of its thread starting at or before it
+    SELECT m.trace_id, m.uid, m.ts_ns AS t, _tc_pos(m.trace_id, th.pre) AS p
     FROM m ASOF JOIN th ON th.trace_id = m.trace_id AND th.pid = m.pid AND th.tid = m.tid AND th.ts_ns <= m.ts_ns
-    UNION ALL
-    SELECT c.trace_id, c.uid, c.t, s.parent_uid
-    FROM climb c JOIN slices s ON s.trace_id = c.trace_id AND s.uid = c.cur
-    WHERE NOT (c.t < s.end_ns OR s.end_ns = s.ts_ns AND s.ts_ns = c.t) AND s.parent_uid IS NOT NULL
 ),
-found AS (  -- the slice of the walk that holds the event's time
-    SELECT c.trace_id, c.uid, s.op_uid
-    FROM climb c JOIN slices s ON s.trace_id = c.trace_id AND s.uid = c.cur
-    WHERE c.t < s.end_ns OR s.end_ns = s.ts_ns AND s.ts_ns = c.t
+found AS (  -- the deepest of its ancestors-or-self that holds the event's time (a walk up the
+            -- parents stops at the first that does); an inequality join on pre-order positions
+    SELECT c.trace_id, c.uid, arg_max_null(a.op_uid, a.pre) AS op_uid
+    FROM cur c JOIN ts a ON _tc_pos(a.trace_id, a.pre) <= c.p AND c.p <= _tc_pos(a.trace_id, a.subtree_end)
+    WHERE c.t < a.end_ns OR a.end_ns = a.ts_ns AND a.ts_ns = c.t
+    GROUP BY c.trace_id, c.uid
 )
 SELECT m.trace_id, t.rank, m.device_type,
        CASE m.device_type WHEN 0 THEN 'cpu' WHEN 1 THEN 'cuda' WHEN 6 THEN 'hip' WHEN 9 THEN 'xla'
@@ -66,6 +67,6 @@ SELECT m.trace_id, t.rank, m.device_type,
        m.addr, o.uid AS op_uid, o.name AS op_name
 FROM m
 LEFT JOIN found f ON f.trace_id = m.trace_id AND f.uid = m.uid
-LEFT JOIN slices o ON o.trace_id = f.trace_id AND o.uid = f.op_uid
+LEFT JOIN slices o ON o.trace_id = m.trace_id AND o.uid = f.op_uid
 LEFT JOIN traces t ON t.trace_id = m.trace_id
 ORDER BY m.trace_id, m.device_type, m.device_id, m.ts_ns, m.uid;

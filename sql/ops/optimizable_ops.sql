@@ -150,15 +150,17 @@ z AS (
     WINDOW d AS (PARTITION BY trace_id, device)
 ),
 frames AS (  -- python frames named like file.py(line): intervals [pre, subtree_end] of the pre-order
-    SELECT trace_id, name, pre, subtree_end FROM slices
-    WHERE cat = 'python_function' AND regexp_matches(name, '\.py\(.*\)')
+              -- (a thread's slices are a run of it: only the candidates' threads matter)
+    SELECT s.trace_id, s.uid, s.pre, s.subtree_end FROM slices s
+    SEMI JOIN (SELECT DISTINCT trace_id, pid, tid FROM z) c ON c.trace_id = s.trace_id AND c.pid = s.pid AND c.tid = s.tid
+    WHERE s.cat = 'python_function' AND regexp_matches(s.name, '\.py\(.*\)')
 ),
 cpos AS (SELECT DISTINCT z.trace_id, z.uid, 2 * s.pre AS x
          FROM z JOIN slices s ON s.trace_id = z.trace_id AND s.uid = z.uid),
 marks AS (  -- in one pre-order stream: frame starts (+1, key 2·pre+1), frame ends (-1, key
             -- 2·subtree_end+1) and candidates (0, key 2·pre): a candidate lies strictly inside
             -- a frame exactly when the frame's start and not its end come before it
-    SELECT trace_id, 2 * pre + 1 AS k, 1 AS delta, name, NULL::BIGINT AS uid FROM frames
+    SELECT trace_id, 2 * pre + 1 AS k, 1 AS delta, uid AS frame, NULL::BIGINT AS uid FROM frames
     UNION ALL SELECT trace_id, 2 * subtree_end + 1, -1, NULL, NULL FROM frames
     UNION ALL SELECT trace_id, x, 0, NULL, uid FROM cpos
 ),
@@ -169,12 +171,13 @@ leveled AS (  -- frames open after each mark: a start's own level, a candidate's
 ),
 src AS (  -- frames nest, so the innermost one around a candidate is the last start before it
           -- at its level: any later start at that level had to close first
-    SELECT trace_id, uid, source FROM (
+    SELECT f.trace_id, f.uid, s.name AS source FROM (
         SELECT trace_id, uid, delta,
-               last_value(name IGNORE NULLS) OVER (PARTITION BY trace_id, level ORDER BY k
-                                                   ROWS UNBOUNDED PRECEDING) AS source
-        FROM leveled WHERE delta >= 0)
-    WHERE delta = 0
+               last_value(frame IGNORE NULLS) OVER (PARTITION BY trace_id, level ORDER BY k
+                                                    ROWS UNBOUNDED PRECEDING) AS frame
+        FROM leveled WHERE delta >= 0) f
+    JOIN slices s ON s.trace_id = f.trace_id AND s.uid = f.frame
+    WHERE f.delta = 0
 )
 SELECT z.trace_id, t.rank, z.device,
        row_number() OVER (PARTITION BY z.trace_id, z.device ORDER BY score DESC, z.uid) AS score_rank,

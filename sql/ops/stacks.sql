@@ -13,11 +13,13 @@
 -- captured op matched with --capture, else the `graph replay @ …` op; docs/graphs.md). A sum of
 -- durations: events overlapping on two streams both count. Device events without a launch call
 -- in the trace are in no row.
--- How: a recursive walk down `parent_uid`, one step per tree level, gives each slice the id of
--- its path (the smallest uid among the slices one level down from the same path with the same
--- frame name), integers only; the path text is then built once per distinct path, so the
--- work is the number of slices times the depth plus the size of the answer, never a string per
--- slice.
+-- How: a path is identified without walking the tree: each included slice's level (its depth less
+-- the left-out slices above it) and frame name are hashed (md5, 128 bits), and the sum of those
+-- hashes over a slice's included ancestors-or-self, a running sum over their starts and ends in
+-- pre-order, is the id of its path (two different paths share an id with a probability of about
+-- 2^-128 per pair). The path text is then built once per distinct path, one level at a time from
+-- its parent's, so the work is the number of slices plus the size of the answer, never a string
+-- per slice.
 -- Columns:
 --   trace_id        INTEGER  trace
 --   stack           VARCHAR  frame names from the root down, joined by `;`
@@ -28,40 +30,51 @@
 --   self_device_ns  BIGINT   ns, sum of those events' durations (kernels.dur_ns)
 CREATE OR REPLACE VIEW stacks AS
 WITH RECURSIVE s AS (
-    SELECT trace_id, uid, parent_uid, cat IS DISTINCT FROM 'Trace' AS inc, self_ns,
-           coalesce(nullif(translate(name, ';' || chr(13) || chr(10), ',  '), ''), '(unnamed)') AS frame
+    SELECT trace_id, uid, pre, subtree_end, depth, cat IS DISTINCT FROM 'Trace' AS inc, self_ns,
+           coalesce(nullif(replace(replace(replace(name, ';', ','), chr(13), ' '), chr(10), ' '), ''),
+                    '(unnamed)') AS frame
     FROM slices),
--- node: the path id of an included slice; an excluded one passes its parent's on
-walk(trace_id, uid, inc, self_ns, node, parent_node, frame) AS (
-    SELECT trace_id, uid, inc, self_ns,
-           CASE WHEN inc THEN min(uid) OVER (PARTITION BY trace_id, inc, frame) END, NULL::BIGINT, frame
-    FROM s WHERE parent_uid IS NULL
-    UNION ALL
-    -- the window sees one level at a time: the rows of this step only
-    SELECT c.trace_id, c.uid, c.inc, c.self_ns,
-           CASE WHEN c.inc THEN min(c.uid) OVER (PARTITION BY c.trace_id, w.node, c.inc, c.frame) ELSE w.node END,
-           w.node, c.frame
-    FROM walk w JOIN s c ON c.trace_id = w.trace_id AND c.parent_uid = w.uid),
+under_out AS (  -- included slices under left-out ones (in practice the profiler's span has none under it)
+    SELECT c.trace_id, c.uid, count(*) AS n
+    FROM s c JOIN (SELECT * FROM s WHERE NOT inc AND subtree_end > pre) o
+      ON o.trace_id = c.trace_id AND o.pre < c.pre AND c.pre <= o.subtree_end
+    WHERE c.inc GROUP BY ALL),
+h AS (  -- level: the depth less the left-out slices above; the two 64-bit halves of md5(level;frame)
+    SELECT trace_id, uid, pre, subtree_end, self_ns, level, (m >> 64)::UBIGINT::HUGEINT AS c1,
+           (m & 18446744073709551615::UHUGEINT)::UBIGINT::HUGEINT AS c2
+    FROM (SELECT s.*, s.depth - coalesce(u.n, 0) AS level, md5_number((s.depth - coalesce(u.n, 0)) || ';' || s.frame) AS m
+          FROM s LEFT JOIN under_out u ON u.trace_id = s.trace_id AND u.uid = s.uid
+          WHERE s.inc)),
+ids AS (  -- path id: the sums of both halves over the included ancestors-or-self: running sums
+          -- over their starts (+, at 2·pre) and ends (-, at 2·subtree_end+1) in pre-order
+    SELECT trace_id, uid, self_ns, level, p1, p2, p1 - c1 AS q1, p2 - c2 AS q2 FROM (
+        SELECT *, sum(sgn * c1) OVER w AS p1, sum(sgn * c2) OVER w AS p2
+        FROM (SELECT trace_id, uid, self_ns, level, 2 * pre AS k, 1 AS sgn, c1, c2 FROM h
+              UNION ALL SELECT trace_id, NULL, NULL, NULL, 2 * subtree_end + 1, -1, c1, c2 FROM h)
+        WINDOW w AS (PARTITION BY trace_id ORDER BY k ROWS UNBOUNDED PRECEDING))
+    WHERE sgn = 1),
 launched AS (
     SELECT trace_id, CASE WHEN op_uid < 0 THEN op_uid ELSE launch_uid END AS uid, count(*) AS n,
            sum(dur_ns) AS dur_ns
     FROM kernels WHERE launch_uid IS NOT NULL OR op_uid < 0 GROUP BY ALL),
-nodes AS (
-    SELECT w.trace_id, w.node, any_value(w.parent_node) AS parent_node, any_value(w.frame) AS frame,
-           count(*) AS slices, sum(w.self_ns) AS self_cpu_ns, sum(l.n) AS device_events,
-           sum(l.dur_ns) AS self_device_ns
-    FROM walk w LEFT JOIN launched l ON l.trace_id = w.trace_id AND l.uid = w.uid
-    WHERE w.inc
-    GROUP BY w.trace_id, w.node),
-paths(trace_id, node, stack, frames) AS (
-    SELECT trace_id, node, frame, 1 FROM nodes WHERE parent_node IS NULL
+nodes AS (  -- one row per path: its slices, their times, and the path one frame up (q)
+    SELECT i.trace_id, i.p1, i.p2, any_value(i.q1) AS q1, any_value(i.q2) AS q2, min(i.uid) AS nid,
+           any_value(i.level) AS level, count(*) AS slices, sum(i.self_ns) AS self_cpu_ns,
+           sum(l.n) AS device_events, sum(l.dur_ns) AS self_device_ns
+    FROM ids i LEFT JOIN launched l ON l.trace_id = i.trace_id AND l.uid = i.uid
+    GROUP BY i.trace_id, i.p1, i.p2),
+tree AS (
+    SELECT n.trace_id, n.nid, s.frame, n.level, n.slices, n.self_cpu_ns, n.device_events, n.self_device_ns,
+           p.nid AS parent
+    FROM nodes n JOIN s ON s.trace_id = n.trace_id AND s.uid = n.nid
+    LEFT JOIN nodes p ON p.trace_id = n.trace_id AND p.p1 = n.q1 AND p.p2 = n.q2),
+paths(trace_id, nid, stack) AS (  -- the text of each path, one level at a time
+    SELECT trace_id, nid, frame FROM tree WHERE level = 0
     UNION ALL
-    SELECT n.trace_id, n.node, p.stack || ';' || n.frame, p.frames + 1
-    FROM paths p JOIN nodes n ON n.trace_id = p.trace_id AND n.parent_node = p.node)
--- one path can get two ids when a left-out slice sits on it at one place and not at another
-SELECT p.trace_id, p.stack, any_value(p.frames)::INTEGER AS frames, sum(n.slices)::BIGINT AS slices,
-       sum(n.self_cpu_ns)::BIGINT AS self_cpu_ns, coalesce(sum(n.device_events), 0)::BIGINT AS device_events,
-       coalesce(sum(n.self_device_ns), 0)::BIGINT AS self_device_ns
-FROM paths p JOIN nodes n USING (trace_id, node)
-GROUP BY p.trace_id, p.stack
+    SELECT n.trace_id, n.nid, p.stack || ';' || n.frame
+    FROM paths p JOIN tree n ON n.trace_id = p.trace_id AND n.parent = p.nid)
+SELECT p.trace_id, p.stack, (n.level + 1)::INTEGER AS frames, n.slices::BIGINT AS slices,
+       n.self_cpu_ns::BIGINT AS self_cpu_ns, coalesce(n.device_events, 0)::BIGINT AS device_events,
+       coalesce(n.self_device_ns, 0)::BIGINT AS self_device_ns
+FROM paths p JOIN tree n USING (trace_id, nid)
 ORDER BY p.trace_id, p.stack;

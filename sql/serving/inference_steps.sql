@@ -68,11 +68,13 @@ phased AS (
         ELSE 'unknown' END AS phase
     FROM parsed
 ),
-dev AS (  -- each step's device events: their launch call lies in the step's subtree
+dev AS (  -- each step's device events: their launch call lies in the step's subtree; steps do
+          -- not nest, so the only step that can hold it is the last one starting before it
     SELECT p.trace_id, p.uid AS step_uid, k.ts_ns, k.end_ns, k.dur_ns, k.launch_uid, k.launch_name
     FROM (SELECT k.trace_id, k.ts_ns, k.end_ns, k.dur_ns, k.launch_uid, k.launch_name, l.pre AS lpre
           FROM kernels k JOIN slices l ON l.trace_id = k.trace_id AND l.uid = k.launch_uid) k
-    JOIN phased p ON p.trace_id = k.trace_id AND k.lpre > p.pre AND k.lpre <= p.subtree_end
+    ASOF JOIN phased p ON p.trace_id = k.trace_id AND k.lpre > p.pre
+    WHERE k.lpre <= p.subtree_end
 ),
 g AS (  -- what each event adds to the union of its step's (sql/core/_macros.sql)
     SELECT *, _tc_covered(ts_ns, end_ns, max(end_ns) OVER (PARTITION BY trace_id, step_uid ORDER BY ts_ns, end_ns

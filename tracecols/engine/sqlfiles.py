@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 
 _DEPENDS = re.compile(r"^--\s*depends:\s*(.*)$", re.MULTILINE)
+_VIEW = re.compile(r"^CREATE\s+OR\s+REPLACE\s+VIEW\s+(\w+)\s+AS\b", re.MULTILINE | re.IGNORECASE)
 
 
 def sql_dir():
@@ -43,6 +44,19 @@ def load_all(directory=None):
             deps += [d.strip() for d in m.group(1).split(",") if d.strip()]
         out[f.stem] = (text, deps)
     return out
+
+
+def split_view(text, name):
+    """(setup, query) of the file of view `name`: the statements before its view (macros,
+    comments) and the view's query alone, so that the query can be run without defining the
+    view first (DuckDB binds a view's whole query when the view is defined, and again when it is
+    read). None unless the text holds one `CREATE OR REPLACE VIEW name AS …` at the start of a
+    line (the caller then runs the file as it is)."""
+    found = list(_VIEW.finditer(text))
+    if len(found) != 1 or found[0].group(1) != name:
+        return None
+    m = found[0]
+    return text[:m.start()], text[m.end():].strip().rstrip(";")
 
 
 def macros(directory=None):
