@@ -18,7 +18,8 @@
 -- Not reproduced: kernel_details_summary / trunc_kernel_details (kernel_stats and
 -- tracelens_kernel_summary give kernels), perf_params (op_perf has the GEMM sizes), and the
 -- inference reports' entry_point and call_stack_full.
--- Columns (one row per group, sorted by "Kernel Time (µs)_sum", descending, then ex_UID):
+-- Columns (one row per group, sorted by "Kernel Time (µs)_sum", descending, then ex_UID and name:
+-- the synthetic ops of one op share its uid):
 --   trace_id                          INTEGER  trace
 --   name                              VARCHAR  op name ('<op>-><kernel> (Synthetic Op)' for a synthetic op)
 --   "op category"                     VARCHAR  TraceLens's category (_tracelens_op_category; a synthetic op by its kernel)
@@ -47,8 +48,7 @@
 --   "Cumulative Percentage (%)"       DOUBLE   % (0–100), running sum of the previous column in row order
 CREATE OR REPLACE VIEW tracelens_unified_perf_summary AS
 WITH inst AS (
-    SELECT u.trace_id, u.uid, u.name, u.pid, u.tid, u.pre, u.has_perf_model,
-           u.dur_ns / 1e3 AS dur_us, u.kernel_ns / 1e3 AS kt_us,
+    SELECT u.trace_id, u.uid, u.name, u.pid, u.tid, u.pre, u.has_perf_model, u.dur_ns, u.kernel_ns,
            coalesce(CASE WHEN u.kernel_name IS NULL THEN c.category ELSE _tc_tl_kernel_category(u.kernel_name) END,
                     'other') AS op_category,
            _tc_tl_arg_dims(e.input_dims, e.args, 'Input Dims') AS dims, _tc_tl_arg_strs(e.input_types) AS types,
@@ -67,15 +67,16 @@ WITH inst AS (
 grp AS (
     SELECT trace_id, name, op_category, pid, tid, dims, types, strides, concrete,
            arg_min(uid, pre) AS ex_uid, count(*) AS n, any_value(has_perf_model) AS has_perf_model,
-           sum(dur_us) AS dsum, avg(dur_us) AS dmean, stddev_samp(dur_us) AS dstd,
-           quantile_cont(dur_us, 0.5) AS dmed, min(dur_us) AS dmin, max(dur_us) AS dmax,
+           -- sums of integer ns: the same in any order, so ties in the sort below are exact
+           sum(dur_ns) / 1e3 AS dsum, avg(dur_ns) / 1e3 AS dmean, stddev_samp(dur_ns) / 1e3 AS dstd,
+           quantile_cont(dur_ns, 0.5) / 1e3 AS dmed, min(dur_ns) / 1e3 AS dmin, max(dur_ns) / 1e3 AS dmax,
            arg_min(flops, pre) AS flops, arg_min(bytes, pre) AS bytes, arg_min(spec, pre) AS spec,
            avg(tbps) AS tb_mean, stddev_samp(tbps) AS tb_std, quantile_cont(tbps, 0.5) AS tb_med,
            min(tbps) AS tb_min, max(tbps) AS tb_max,
            avg(tflops) AS tf_mean, stddev_samp(tflops) AS tf_std, quantile_cont(tflops, 0.5) AS tf_med,
            min(tflops) AS tf_min, max(tflops) AS tf_max,
-           avg(kt_us) AS kt_mean, stddev_samp(kt_us) AS kt_std, sum(kt_us) AS kt_sum,
-           quantile_cont(kt_us, 0.5) AS kt_med, min(kt_us) AS kt_min, max(kt_us) AS kt_max
+           avg(kernel_ns) / 1e3 AS kt_mean, stddev_samp(kernel_ns) / 1e3 AS kt_std, sum(kernel_ns) / 1e3 AS kt_sum,
+           quantile_cont(kernel_ns, 0.5) / 1e3 AS kt_med, min(kernel_ns) / 1e3 AS kt_min, max(kernel_ns) / 1e3 AS kt_max
     FROM inst GROUP BY trace_id, name, op_category, pid, tid, dims, types, strides, concrete
 )
 SELECT g.trace_id, g.name, g.op_category AS "op category",
@@ -94,10 +95,10 @@ SELECT g.trace_id, g.name, g.op_category AS "op category",
        g.kt_med AS "Kernel Time (µs)_median", g.kt_min AS "Kernel Time (µs)_min", g.kt_max AS "Kernel Time (µs)_max",
        g.has_perf_model,
        100.0 * g.kt_sum / nullif(sum(g.kt_sum) OVER (PARTITION BY g.trace_id), 0) AS "Percentage (%)",
-       100.0 * sum(g.kt_sum) OVER (PARTITION BY g.trace_id ORDER BY g.kt_sum DESC, g.ex_uid ROWS UNBOUNDED PRECEDING)
+       100.0 * sum(g.kt_sum) OVER (PARTITION BY g.trace_id ORDER BY g.kt_sum DESC, g.ex_uid, g.name ROWS UNBOUNDED PRECEDING)
            / nullif(sum(g.kt_sum) OVER (PARTITION BY g.trace_id), 0) AS "Cumulative Percentage (%)"
 FROM grp g
 LEFT JOIN _tracelens_thread_names pn ON pn.trace_id = g.trace_id AND pn.pid = g.pid AND pn.name = 'process_name'
 LEFT JOIN _tracelens_thread_names pl ON pl.trace_id = g.trace_id AND pl.pid = g.pid AND pl.name = 'process_labels'
 LEFT JOIN _tracelens_thread_names tn ON tn.trace_id = g.trace_id AND tn.pid = g.pid AND tn.tid = g.tid AND tn.name = 'thread_name'
-ORDER BY g.trace_id, g.kt_sum DESC, g.ex_uid;
+ORDER BY g.trace_id, g.kt_sum DESC, g.ex_uid, g.name;
