@@ -228,6 +228,8 @@ def test_op_perf(tmp_path):
     t.op("aten::_scaled_dot_product_flash_attention", 40, 5, [[1, 2, 16, 8]] * 3 + [[], [], [], []],
          ["c10::BFloat16"] * 3 + ["Scalar", "Scalar", "Scalar", "Scalar"], ["", "", "", "0.", "True", "False", ""])
     t.kernel("flash_fwd", 50, 4, launch_ts=41)
+    t.op("aten::mm", 60, 5, [[32, 128], [128, 64]], ["c10::BFloat16"] * 2)
+    t.kernel("gemm_nobias", 70, 10, launch_ts=61)
     tr = t.open(tmp_path)
     rows = {r["name"]: r for r in tr.sql("select * from op_perf").to_dicts()}
     mm = rows["aten::addmm"]
@@ -244,6 +246,9 @@ def test_op_perf(tmp_path):
     at = rows["aten::_scaled_dot_product_flash_attention"]
     # 2·B·H·N·N·(d+d)·0.5 (causal) = 2·1·2·16·16·16·0.5
     assert at["causal"] and at["flops"] == 8_192 and at["bytes"] == 4 * 256 * 2
+    nb = rows["aten::mm"]
+    # no bias: 2·32·64·128 FLOPs; bytes (32·128 + 128·64 + 32·64)·2, no bias element
+    assert nb["flops"] == 524_288 and nb["bytes"] == 28_672
     s = tr.sql("select * from op_perf_summary where name = 'aten::addmm'").to_dicts()
     assert s[0]["count"] == 1 and s[0]["flops"] == 526_336
 

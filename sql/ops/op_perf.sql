@@ -112,7 +112,7 @@ gemm_m AS (
            + (gb * gk * gn) * _tc_dtype_bytes(coalesce(ty[CASE WHEN len(d) >= 3 AND bias IS NOT NULL
                                                               AND name != 'aten::linear' THEN 3 ELSE 2 END], ta))
            + (gb * gm * gn) * CASE WHEN _tc_dtype_bytes(ta) = 1 THEN 2 ELSE _tc_dtype_bytes(ta) END
-           + coalesce(_tc_numel(bias) * _tc_dtype_bytes(ta), 0) AS bytes
+           + CASE WHEN bias IS NULL THEN 0 ELSE _tc_numel(bias) * _tc_dtype_bytes(ta) END AS bytes
     FROM gemm
 ),
 conv_in AS (

@@ -43,6 +43,6 @@ busy AS (
            coalesce(sum(c) FILTER (WHERE NOT direct), 0)::BIGINT AS subtree_ns
     FROM g GROUP BY ALL
 )
-SELECT s.trace_id, s.uid, regexp_replace(s.name, '^(sglang_profiler::.*)_\d+$', '\1') AS name,
+SELECT s.trace_id, s.uid, _tc_tl_name(s.name) AS name,
        s.pid, s.tid, s.pre, b.direct_ns, b.subtree_ns
 FROM busy b JOIN slices s ON s.trace_id = b.trace_id AND s.uid = b.luid;

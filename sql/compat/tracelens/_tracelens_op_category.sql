@@ -14,7 +14,9 @@
 --    `reduce` → reduce, `multi_tensor_apply` → multi_tensor_apply;
 -- 3. else other.
 -- TraceLens applies rule 2 per op instance; here it is decided once per name (instances of a
--- name that start with different kinds of kernel would be split by TraceLens).
+-- name that start with different kinds of kernel would be split by TraceLens). Rule 2 is the
+-- macro _tc_tl_kernel_category(kernel name), which also labels the synthetic ops of
+-- _tracelens_unified_ops.
 -- Names: every cpu_op name, every launch call that is its own launcher, and SGLang profiler
 -- op names without their numeric id suffix (as TraceLens shows them).
 -- Columns:
@@ -22,6 +24,12 @@
 --   category  VARCHAR  triton, record_param_comms, GEMM, CONV_fwd, CONV_bwd, NORM_fwd, NORM_bwd,
 --                      SDPA_fwd, SDPA_bwd, InferenceAttention, RMSNorm, RoPE_fwd, reduce,
 --                      elementwise, multi_tensor_apply or other
+CREATE OR REPLACE MACRO _tc_tl_kernel_category(k) AS CASE  -- rule 2
+    WHEN k NOT LIKE 'void at::native%' THEN NULL
+    WHEN k LIKE '%elementwise%' THEN 'elementwise'
+    WHEN k LIKE '%reduce%' THEN 'reduce'
+    WHEN k LIKE '%multi\_tensor\_apply%' ESCAPE '\' THEN 'multi_tensor_apply'
+    END;
 CREATE OR REPLACE VIEW _tracelens_op_category AS
 WITH names AS (
     SELECT name FROM slices WHERE cat = 'cpu_op'
@@ -30,7 +38,7 @@ WITH names AS (
     JOIN (SELECT DISTINCT trace_id, launcher_uid FROM _tracelens_gpu_events) g
       ON g.trace_id = s.trace_id AND g.launcher_uid = s.uid
     UNION
-    SELECT regexp_replace(name, '^(sglang_profiler::.*)_\d+$', '\1') FROM slices
+    SELECT _tc_tl_name(name) FROM slices
     WHERE cat = 'cpu_op' AND name LIKE 'sglang\_profiler::%' ESCAPE '\'
 ),
 first_kernel AS (  -- per launcher name, its earliest directly launched GPU event
@@ -48,9 +56,9 @@ by_name AS (
         WHEN regexp_matches(name, '^aten::(cudnn_|miopen_|mkldnn_|_)?convolution(_transpose)?_backward') THEN 'CONV_bwd'
         WHEN regexp_matches(name, '^aten::(cudnn_|miopen_|mkldnn_|_)?(convolution|conv[123]d|conv_transpose[123]d)')
              THEN 'CONV_fwd'
-        WHEN regexp_matches(name, '^aten::(native_|miopen_|cudnn_|_fused_|_native_)?(batch|layer|group|rms)_norm(_with_update)?_backward')
+        WHEN regexp_matches(name, '^aten::(native_|miopen_|cudnn_|_fused_|_native_)?(batch|layer|group|instance|rms)_norm(_with_update)?_backward')
              THEN 'NORM_bwd'
-        WHEN regexp_matches(name, '^aten::(native_|miopen_|cudnn_|_fused_|_native_)?(batch|layer|group|rms)_norm')
+        WHEN regexp_matches(name, '^aten::(native_|miopen_|cudnn_|_fused_|_native_)?(batch|layer|group|instance|rms)_norm')
              THEN 'NORM_fwd'
         WHEN regexp_matches(name, '^aten::_scaled_dot_product_\w*attention\w*_backward') THEN 'SDPA_bwd'
         WHEN regexp_matches(name, '^aten::_scaled_dot_product_\w*attention') THEN 'SDPA_fwd'
@@ -61,7 +69,7 @@ by_name AS (
              THEN 'RMSNorm'
         WHEN name = 'sgl_kernel::rotary_embedding' THEN 'RoPE_fwd'
         WHEN name IN ('aten::sum', 'aten::mean', 'aten::all', 'aten::any', 'aten::argmax', 'aten::argmin',
-                      'aten::max', 'aten::min', 'aten::amax', 'aten::amin', 'aten::linalg_vector_norm',
+                      'aten::max', 'aten::min', 'aten::amax', 'aten::amin', 'aten::linalg_vector_norm', 'aten::linalg_norm',
                       'aten::norm', 'aten::prod', 'aten::var', 'aten::std', 'aten::var_mean',
                       'aten::std_mean', 'aten::logsumexp', 'aten::cumsum') THEN 'reduce'
         WHEN name IN ('aten::add', 'aten::add_', 'aten::sub', 'aten::sub_', 'aten::mul', 'aten::mul_',
@@ -78,10 +86,5 @@ by_name AS (
         END AS category
     FROM names
 )
-SELECT b.name, coalesce(b.category, CASE
-        WHEN f.kname NOT LIKE 'void at::native%' THEN NULL
-        WHEN f.kname LIKE '%elementwise%' THEN 'elementwise'
-        WHEN f.kname LIKE '%reduce%' THEN 'reduce'
-        WHEN f.kname LIKE '%multi\_tensor\_apply%' ESCAPE '\' THEN 'multi_tensor_apply'
-    END, 'other') AS category
+SELECT b.name, coalesce(b.category, _tc_tl_kernel_category(f.kname), 'other') AS category
 FROM by_name b LEFT JOIN first_kernel f ON f.name = b.name;

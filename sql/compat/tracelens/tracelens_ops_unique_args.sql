@@ -2,12 +2,13 @@
 -- and call arguments, with the statistics of their direct and subtree GPU times.
 -- Answers, for people coming from TraceLens: which argument sets of a launcher op own the GPU
 -- time, in TraceLens's columns and units.
--- depends: _tracelens_launcher_time, _tracelens_op_category
+-- depends: _tracelens_launcher_time, _tracelens_op_category, _tracelens_thread_names
 -- Launchers and their times: _tracelens_launcher_time (the rules of tracelens_ops_summary, so
 -- that summing operation_count by name gives its Count). Rows group by name, op category,
 -- host process and thread, and the four argument lists exactly as recorded; the lists are
 -- written as TraceLens prints them, Python tuples: ((512,), (141, 512)), ('c10::BFloat16', ''),
--- TensorList arguments (kept in events.args, not in input_dims) as tuples of tuples.
+-- TensorList arguments (kept in events.args, not in input_dims) as tuples of tuples
+-- (_tracelens_thread_names, which also gives the process and thread names).
 -- A launcher without argument lists (a launch call that launches for itself) has them null.
 -- Not reproduced: kernel_details_summary / trunc_kernel_details (ops_unique_args gives the
 -- kernel names), and the inference reports' parent_module, num_kernels and call_stack columns
@@ -17,6 +18,7 @@
 --   name                              VARCHAR  launcher name
 --   "op category"                     VARCHAR  TraceLens's category of the name (_tracelens_op_category; else other)
 --   process_name, process_label, thread_name VARCHAR  the host process's and thread's names from the trace's metadata events
+--                                              ('Unknown' where the trace names none, as TraceLens prints it)
 --   "Input Dims", "Input type", "Input Strides", "Concrete Inputs" VARCHAR  the argument lists as Python tuple text
 --   operation_count                   BIGINT   launcher instances in the group
 --   total_direct_kernel_time_mean, total_subtree_kernel_time_mean DOUBLE  µs, mean over instances of the direct / subtree busy time
@@ -28,29 +30,12 @@
 --   ex_UID                            BIGINT   uid of the group's first instance in pre-order (tracecols's uid, not TraceLens's)
 --   "Percentage (%)"                  DOUBLE   % (0–100), direct sum / the trace's total direct sum
 --   "Cumulative Percentage (%)"       DOUBLE   % (0–100), running sum of the previous column in row order
-CREATE OR REPLACE MACRO _tc_py_ints(l) AS
-    '(' || array_to_string(l, ', ') || CASE WHEN len(l) = 1 THEN ',)' ELSE ')' END;
-CREATE OR REPLACE MACRO _tc_py_tuple(items) AS
-    '(' || array_to_string(items, ', ') || CASE WHEN len(items) = 1 THEN ',)' ELSE ')' END;
-CREATE OR REPLACE MACRO _tc_py_dims(j) AS  -- a JSON list of int lists, or of TensorLists of them
-    _tc_py_tuple(list_transform(json_extract(j, '$[*]'), lambda x:
-        CASE WHEN json_type(x, '$[0]') = 'ARRAY'
-             THEN _tc_py_tuple(list_transform(json_extract(x, '$[*]'), lambda y: _tc_py_ints(y::BIGINT[])))
-             ELSE _tc_py_ints(x::BIGINT[]) END));
 CREATE OR REPLACE VIEW tracelens_ops_unique_args AS
-WITH meta AS (  -- process and thread names; where one is written twice the later wins
-    SELECT trace_id, pid, tid, name, arg_max(json_extract_string(args, '$.' || key), uid) AS v
-    FROM (SELECT *, CASE name WHEN 'process_labels' THEN 'labels' ELSE 'name' END AS key FROM events
-          WHERE ph = 'M' AND name IN ('process_name', 'process_labels', 'thread_name'))
-    GROUP BY ALL
-),
-inst AS (
+WITH inst AS (
     SELECT l.*, coalesce(c.category, 'other') AS op_category,
-           -- a TensorList argument is one level deeper than events.input_dims holds: read it from args
-           _tc_py_dims(coalesce(to_json(e.input_dims), json_extract(e.args, '$."Input Dims"'))) AS dims,
-           _tc_py_tuple(list_transform(e.input_types, lambda t: '''' || t || '''')) AS types,
-           _tc_py_dims(coalesce(to_json(e.input_strides), json_extract(e.args, '$."Input Strides"'))) AS strides,
-           _tc_py_tuple(list_transform(e.concrete_inputs, lambda t: '''' || t || '''')) AS concrete
+           _tc_tl_arg_dims(e.input_dims, e.args, 'Input Dims') AS dims, _tc_tl_arg_strs(e.input_types) AS types,
+           _tc_tl_arg_dims(e.input_strides, e.args, 'Input Strides') AS strides,
+           _tc_tl_arg_strs(e.concrete_inputs) AS concrete
     FROM _tracelens_launcher_time l
     LEFT JOIN events e ON e.trace_id = l.trace_id AND e.uid = l.uid  -- a grafted launch call has none
     LEFT JOIN _tracelens_op_category c ON c.name = l.name
@@ -68,7 +53,8 @@ grp AS (
     FROM inst GROUP BY ALL
 )
 SELECT g.trace_id, g.name, g.op_category AS "op category",
-       pn.v AS process_name, pl.v AS process_label, tn.v AS thread_name,
+       coalesce(pn.v, 'Unknown') AS process_name, coalesce(pl.v, 'Unknown') AS process_label,
+       coalesce(tn.v, 'Unknown') AS thread_name,
        g.dims AS "Input Dims", g.types AS "Input type", g.strides AS "Input Strides", g.concrete AS "Concrete Inputs",
        g.operation_count,
        g.dmean AS total_direct_kernel_time_mean, g.smean AS total_subtree_kernel_time_mean,
@@ -82,7 +68,7 @@ SELECT g.trace_id, g.name, g.op_category AS "op category",
        100.0 * sum(g.dsum) OVER (PARTITION BY g.trace_id ORDER BY g.dsum DESC, g.ex_uid ROWS UNBOUNDED PRECEDING)
            / nullif(sum(g.dsum) OVER (PARTITION BY g.trace_id), 0) AS "Cumulative Percentage (%)"
 FROM grp g
-LEFT JOIN meta pn ON pn.trace_id = g.trace_id AND pn.pid = g.pid AND pn.name = 'process_name'
-LEFT JOIN meta pl ON pl.trace_id = g.trace_id AND pl.pid = g.pid AND pl.name = 'process_labels'
-LEFT JOIN meta tn ON tn.trace_id = g.trace_id AND tn.pid = g.pid AND tn.tid = g.tid AND tn.name = 'thread_name'
+LEFT JOIN _tracelens_thread_names pn ON pn.trace_id = g.trace_id AND pn.pid = g.pid AND pn.name = 'process_name'
+LEFT JOIN _tracelens_thread_names pl ON pl.trace_id = g.trace_id AND pl.pid = g.pid AND pl.name = 'process_labels'
+LEFT JOIN _tracelens_thread_names tn ON tn.trace_id = g.trace_id AND tn.pid = g.pid AND tn.tid = g.tid AND tn.name = 'thread_name'
 ORDER BY g.trace_id, g.dsum DESC, g.ex_uid;
