@@ -94,6 +94,16 @@ def test_a_step_by_hand(tmp_path):
     assert sum(x["pct_of_path"] for x in s) == pytest.approx(100)
 
 
+def test_a_slice_without_a_name_is_a_plain_host_slice(tmp_path):
+    """The step by hand with aten::linear's name left out: the path is as long (its slice is
+    not a blocking call either), and the segment has no name."""
+    events = [dict(e) for e in STEP]
+    del events[1]["name"]
+    path = open_events(tmp_path, events).critical_path().to_dicts()
+    assert sum(r["dur_ns"] for r in path) == 49000
+    assert (path[0]["kind"], path[0]["name"], path[0]["dur_ns"]) == ("cpu", None, 2000)
+
+
 # Two streams, no step annotation (one window: the whole trace):
 #   cudaLaunchKernel [1,3) corr 1 -> k7 on stream 7 [4,14)
 #   cudaLaunchKernel [5,7) corr 2 -> k8 on stream 8 [8,28)

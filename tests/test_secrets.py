@@ -49,8 +49,9 @@ def _all_text(path):
             out.append(str(pq.read_table(f).to_pylist()))
         elif f.suffix == ".duckdb":
             con = duckdb.connect(str(f), read_only=True)
-            for (name,) in con.sql("select table_name from information_schema.tables").fetchall():
-                out.append(str(con.sql(f"select * from {name}").fetchall()))
+            # every table and view, the private helpers' schema included
+            for schema, name in con.sql("select table_schema, table_name from information_schema.tables").fetchall():
+                out.append(str(con.sql(f'select * from "{schema}"."{name}"').fetchall()))
             con.close()
     return "\n".join(out)
 

@@ -197,7 +197,7 @@ def _host_nodes(rel, win):
     outer_enter = enter & (open_after == 1)
     uid = col("uid")
     parent = col("parent_uid", -1)
-    blocking = col("blocking")
+    blocking = col("blocking", False).astype(bool)  # a slice without a name has no blocking flag
     kind = np.where(new_run, START, np.where(outer_enter, DEPENDENCY, CPU))
     w_link = np.maximum(t - np.roll(t, 1), 0)  # a child may end up to TOL_NS after its parent
     w_link = np.where((kind == CPU) & (enter | ~blocking), w_link, 0)
