@@ -347,4 +347,53 @@ LEFT JOIN per d ON d.trace_id = p.trace_id AND d.step_uid = p.uid
 LEFT JOIN graphs gr ON gr.trace_id = p.trace_id AND gr.step_uid = p.uid
 ORDER BY p.trace_id, p.ts_ns, p.uid
 """,
+    "tracelens_ops_summary": r"""
+WITH launchers AS (  -- each launcher instance and its two busy times (_tracelens_launcher_time)
+    SELECT t.trace_id, t.uid, t.pre, t.name, t.direct_ns, t.subtree_ns, s.is_recompute,
+           regexp_replace(m.name, '_\d+$', '') AS parent_module
+    FROM _tracelens_launcher_time t
+    JOIN slices s ON s.trace_id = t.trace_id AND s.uid = t.uid
+    LEFT JOIN slices m ON m.trace_id = s.trace_id AND m.uid = s.module_uid
+),
+per_name AS (
+    SELECT trace_id, name, is_recompute, parent_module,
+           sum(direct_ns) / 1000.0 AS total_direct_kernel_time_sum,
+           sum(subtree_ns) / 1000.0 AS total_subtree_kernel_time_sum,
+           count(*) FILTER (WHERE subtree_ns > 0 OR direct_ns > 0) AS total_subtree_kernel_time_count,
+           count(*) AS "Count", arg_min(uid, pre) AS first_uid
+    FROM launchers
+    GROUP BY ALL
+),
+stack AS (  -- the first instance, then each nn.Module frame above it, outward
+    SELECT trace_id, first_uid, '[' || string_agg('''' || frame || '''', ', ' ORDER BY lvl) || ']' AS call_stack_first
+    FROM (
+        WITH RECURSIVE up(trace_id, first_uid, lvl, frame, next_uid) AS (
+            SELECT p.trace_id, p.first_uid, 0, p.name, s.module_uid
+            FROM per_name p JOIN slices s ON s.trace_id = p.trace_id AND s.uid = p.first_uid
+            UNION ALL
+            SELECT up.trace_id, up.first_uid, up.lvl + 1, s.name, s.module_uid
+            FROM up JOIN slices s ON s.trace_id = up.trace_id AND s.uid = up.next_uid
+        )
+        SELECT * FROM up)
+    GROUP BY ALL
+),
+cat AS (  -- launch calls that launch for themselves are not in the category list: 'other'
+    SELECT p.*, coalesce(c.category, 'other') AS op_category, st.call_stack_first
+    FROM per_name p LEFT JOIN _tracelens_op_category c ON c.name = p.name
+    LEFT JOIN stack st ON st.trace_id = p.trace_id AND st.first_uid = p.first_uid
+)
+SELECT trace_id, name, is_recompute, parent_module,
+       total_direct_kernel_time_sum, total_subtree_kernel_time_sum, total_subtree_kernel_time_count,
+       total_direct_kernel_time_sum / 1000.0 AS total_direct_kernel_time_ms,
+       total_subtree_kernel_time_sum / 1000.0 AS total_subtree_kernel_time_ms,
+       "Count",
+       '[''' || op_category || ''']' AS "Categories", call_stack_first,
+       100.0 * total_direct_kernel_time_sum
+           / nullif(sum(total_direct_kernel_time_sum) OVER (PARTITION BY trace_id), 0) AS "Percentage (%)",
+       100.0 * sum(total_direct_kernel_time_sum) OVER (PARTITION BY trace_id
+                   ORDER BY total_direct_kernel_time_sum DESC, name, is_recompute, parent_module ROWS UNBOUNDED PRECEDING)
+           / nullif(sum(total_direct_kernel_time_sum) OVER (PARTITION BY trace_id), 0) AS "Cumulative Percentage (%)"
+FROM cat
+ORDER BY trace_id, total_direct_kernel_time_sum DESC, name, is_recompute, parent_module
+""",
 }

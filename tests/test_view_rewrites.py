@@ -47,7 +47,8 @@ def test_optimizable_ops_source_is_the_nearest_enclosing_frame(frame_heavy):
 # Views rewritten for speed (docs/performance.md), each against its plain formulation
 # (plain_views.py) on the traces where the slow shape occurs: deep Python stacks (stacks, and
 # memory_timeline under its memory events), many user annotations (_op_time), many steps
-# (inference_steps; the corpus has few, the join was quadratic in them), …
+# (inference_steps; the corpus has few, the join was quadratic in them), nn.Module frames
+# nested deep (tracelens_ops_summary), …
 DEEP_STACKS = [
     "TraceLens/tests/traces/h100/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz",
     "TraceLens/tests/traces/h100/facebook_timesformer-base-finetuned-k400__1016002.json.gz",
@@ -64,6 +65,7 @@ REWRITTEN = {
     "optimizable_ops": DEEP_STACKS[:2] + [DF_INDEX],  # cpu_train_step has no device
     "inference_steps": [DF_INDEX, "TraceLens/tests/traces/inference/sglang_decode/sglang_Qwen3-8B_decode.json.gz",
                         "TraceLens/tests/traces/inference/vllm_decode_full/graph_execution.json.gz"],
+    "tracelens_ops_summary": DEEP_STACKS[:2] + [DF_INDEX],
 }
 _opened = {}
 

@@ -152,7 +152,7 @@ z AS (
 frames AS (  -- python frames named like file.py(line): intervals [pre, subtree_end] of the pre-order
               -- (a thread's slices are a run of it: only the candidates' threads matter)
     SELECT s.trace_id, s.uid, s.pre, s.subtree_end FROM slices s
-    SEMI JOIN (SELECT DISTINCT trace_id, pid, tid FROM z) c ON c.trace_id = s.trace_id AND c.pid = s.pid AND c.tid = s.tid
+    SEMI JOIN (SELECT DISTINCT trace_id, pid, tid FROM cand) c ON c.trace_id = s.trace_id AND c.pid = s.pid AND c.tid = s.tid
     WHERE s.cat = 'python_function' AND regexp_matches(s.name, '\.py\(.*\)')
 ),
 cpos AS (SELECT DISTINCT z.trace_id, z.uid, 2 * s.pre AS x

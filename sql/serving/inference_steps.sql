@@ -42,10 +42,13 @@ kind AS (  -- serving annotations where a trace has any, else ProfilerStep#N
     SELECT m.* FROM marks m
     WHERE m.serving = (SELECT bool_or(serving) FROM marks x WHERE x.trace_id = m.trace_id)
 ),
-steps AS (  -- the outermost: no other chosen annotation of its thread encloses it
-    SELECT k.* FROM kind k
-    WHERE NOT EXISTS (SELECT 1 FROM kind o WHERE o.trace_id = k.trace_id AND o.pre < k.pre
-                      AND k.pre <= o.subtree_end)
+steps AS (  -- the outermost: no other chosen annotation of its thread encloses it, that is no
+            -- earlier one in pre-order has its subtree reach this one
+    SELECT * EXCLUDE (reach) FROM (
+        SELECT *, max(subtree_end) OVER (PARTITION BY trace_id ORDER BY pre
+                                         ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS reach
+        FROM kind)
+    WHERE reach IS NULL OR reach < pre
 ),
 parsed AS (
     SELECT *,

@@ -50,12 +50,18 @@ per_name AS (
 stack AS (  -- the first instance, then each nn.Module frame above it, outward
     SELECT trace_id, first_uid, '[' || string_agg('''' || frame || '''', ', ' ORDER BY lvl) || ']' AS call_stack_first
     FROM (
-        WITH RECURSIVE up(trace_id, first_uid, lvl, frame, next_uid) AS (
+        WITH RECURSIVE mods AS MATERIALIZED (  -- the slices some slice names as its module: the
+                                               -- walk's steps (not all slices, hashed once a step)
+            SELECT s.trace_id, s.uid, s.name, s.module_uid FROM slices s
+            SEMI JOIN (SELECT DISTINCT trace_id, module_uid FROM slices WHERE module_uid IS NOT NULL) m
+              ON m.trace_id = s.trace_id AND m.module_uid = s.uid
+        ),
+        up(trace_id, first_uid, lvl, frame, next_uid) AS (
             SELECT p.trace_id, p.first_uid, 0, p.name, s.module_uid
             FROM per_name p JOIN slices s ON s.trace_id = p.trace_id AND s.uid = p.first_uid
             UNION ALL
             SELECT up.trace_id, up.first_uid, up.lvl + 1, s.name, s.module_uid
-            FROM up JOIN slices s ON s.trace_id = up.trace_id AND s.uid = up.next_uid
+            FROM up JOIN mods s ON s.trace_id = up.trace_id AND s.uid = up.next_uid
         )
         SELECT * FROM up)
     GROUP BY ALL
