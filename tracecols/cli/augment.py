@@ -5,6 +5,7 @@ from decimal import Decimal
 
 from ..errors import Unsupported
 from ..read import rocprof
+from ..read.restore import us
 from ..store.augment import write_augmented
 from ..trace import open as open_trace
 from . import flags
@@ -43,13 +44,6 @@ def augment_values(t):
     return values, skipped
 
 
-def _us(ns):
-    """ns as the trace's µs: an int when whole, else an exact decimal with 3 places."""
-    whole, frac = divmod(abs(ns), 1000)
-    sign = "-" if ns < 0 else ""
-    return int(sign + str(whole)) if frac == 0 else Decimal(f"{sign}{whole}.{frac:03d}")
-
-
 def _pid(pid, pid_str, device):
     """The pid the device's events sit on: their int pid, else their string pid, else the device id."""
     return pid if pid is not None else pid_str if pid_str is not None else device
@@ -78,13 +72,13 @@ def counter_events(t):
         FROM memcpy_bandwidth b JOIN pids p ON p.device IS NOT DISTINCT FROM b.device
         WHERE b.trace_id = 0
         ORDER BY b.device, b.direction, b.ts_ns""")
-    events = [{"ph": "C", "name": f"stream {stream} queue", "pid": _pid(pid, pid_str, device), "ts": _us(ts),
+    events = [{"ph": "C", "name": f"stream {stream} queue", "pid": _pid(pid, pid_str, device), "ts": us(ts),
                "args": {"length": depth}}
               for device, stream, pid, pid_str, ts, depth in queue.iter_rows()]
     n_queue = len(events)
     for device, direction, pid, pid_str, ts, rate in bandwidth.iter_rows():
         name = "memset" if direction == "memset" else f"memcpy {direction}"
-        events.append({"ph": "C", "name": name, "pid": _pid(pid, pid_str, device), "ts": _us(ts),
+        events.append({"ph": "C", "name": name, "pid": _pid(pid, pid_str, device), "ts": us(ts),
                        "args": {"GB/s": rate / 1e9}})
     series = {"queue": queue.select(["device", "stream"]).unique().height,
               "bandwidth": bandwidth.select(["device", "direction"]).unique().height}

@@ -153,7 +153,10 @@ class Engine:
         """Arrow result of view `name` with the tables or views it reads named in `tables`
         ({name: Arrow table}) replaced by those tables: the same analysis over other rows
         (Face.critical_path over windows of the caller's choosing)."""
-        query = sqlfiles.select_of(self._text[name], name)
+        split = sqlfiles.split_view(self._text[name], name)
+        if split is None:
+            raise sqlfiles.SqlModuleError(f"sql/ file {name} is not one view {name} to read over other tables")
+        query = split[1]
         temp = []
         try:
             for i, (n, t) in enumerate(tables.items()):

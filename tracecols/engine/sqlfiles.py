@@ -65,17 +65,6 @@ def macros(directory=None):
     return [f.read_text() for f in sorted(root.rglob(f"{MACROS}.sql"))]
 
 
-def select_of(text, name):
-    """The query of the file that defines view `name` (its text after `CREATE … VIEW name AS`,
-    comments dropped)."""
-    body = re.sub(r"--[^\n]*", "", text)
-    m = re.search(rf"CREATE\s+(?:OR\s+REPLACE\s+)?VIEW\s+{re.escape(name)}\s+AS\s+(.*)", body,
-                  re.IGNORECASE | re.DOTALL)
-    if m is None:
-        raise SqlModuleError(f"sql/ file {name} defines no view {name}")
-    return m.group(1).strip().rstrip(";")
-
-
 def ordered(files, available, known=()):
     """Names of files whose dependencies can be met, in an order that meets them.
 

@@ -11,8 +11,9 @@ _ID_FIELDS = [("pid", "pid", "pid_str"), ("tid", "tid", "tid_str"), ("id", "flow
 _STR_FIELDS = [("ph", "ph"), ("cat", "cat_raw"), ("name", "name"), ("bp", "bp"), ("s", "scope")]
 
 
-def _us(ns):
-    """int ns -> the µs value as the exact decimal the trace wrote (an int when whole)."""
+def us(ns):
+    """int ns -> the µs value a trace writes for it, exactly: an int when whole, else a Decimal
+    (ts and dur of a rebuilt event, of an event written into a trace, of a converted file)."""
     if ns % 1000 == 0:
         return ns // 1000
     return Decimal(ns).scaleb(-3)
@@ -30,9 +31,9 @@ def restore_event(row):
         elif row.get(num) is not None:
             e[key] = row[num]
     if row.get("ts_ns") is not None:
-        e["ts"] = _us(row["ts_ns"])
+        e["ts"] = us(row["ts_ns"])
     if row.get("dur_ns") is not None:
-        e["dur"] = _us(row["dur_ns"])
+        e["dur"] = us(row["dur_ns"])
     args = {}
     for key, col, _kind in PROMOTED:
         v = row.get(col)

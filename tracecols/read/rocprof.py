@@ -24,7 +24,6 @@ The file is streamed (ijson), the tables as values and the records one by one; r
 come before the tables naming them are held until their ITEM ends.
 """
 import gc
-from decimal import Decimal
 
 import ijson
 
@@ -32,6 +31,7 @@ from ..errors import Empty, Malformed
 from ..progress import tracker
 from .batch import build_batches
 from .nesting import Bounded
+from .restore import us
 from .source import GZIP_ERRORS
 from .toplevel import one_line
 
@@ -46,11 +46,6 @@ _VRAM_HEAPS = (1, 2)  # mem_banks[].heap_type: frame buffer, public and private
 NO_OP_TREE = ("no CPU op tree: a rocprofv3 file records HIP/HSA calls and GPU work, not PyTorch ops, "
               "so op analyses are empty and kernels have no op_uid")
 CHUNK = 1 << 16
-
-
-def _us(ns):
-    """Integer ns as exact decimal µs (what build_batches reads `ts`/`dur` as)."""
-    return Decimal(ns).scaleb(-3)
 
 
 def _handle(v):
@@ -107,10 +102,10 @@ def _timed(rec, ev, consumed):
     """Set ts/dur (or ts alone) of event `ev` from the record's integer ns timestamps."""
     start, end = rec.get("start_timestamp"), rec.get("end_timestamp")
     if type(start) is int and type(end) is int:
-        ev["ph"], ev["ts"], ev["dur"] = "X", _us(start), _us(end - start)
+        ev["ph"], ev["ts"], ev["dur"] = "X", us(start), us(end - start)
         consumed |= {"start_timestamp", "end_timestamp"}
     elif type(rec.get("timestamp")) is int:
-        ev["ph"], ev["ts"], ev["s"] = "i", _us(rec["timestamp"]), "t"
+        ev["ph"], ev["ts"], ev["s"] = "i", us(rec["timestamp"]), "t"
         consumed.add("timestamp")
     else:
         ev["ph"] = "i"

@@ -16,7 +16,7 @@ import pyarrow as pa
 from ..model.secrets import has_candidate, redact
 from ..read import jsontext
 from ..read.kineto import CHUNK, _ijson
-from ..read.restore import _us
+from ..read.restore import us
 from ..read.source import Source
 from .atomic import atomic_output
 
@@ -49,9 +49,9 @@ def write_et_plus(et_path, meta, nodes, kernels, out_path, keep_secrets=False):
                 node_id = node.get("id")
                 t = timing.get(node_id)
                 if t is not None:
-                    node["ts"] = _us(t[0])
-                    node["inclusive_dur"] = _us(t[1])
-                    node["exclusive_dur"] = _us(t[2])
+                    node["ts"] = us(t[0])
+                    node["inclusive_dur"] = us(t[1])
+                    node["exclusive_dur"] = us(t[2])
                 text = jsontext.dumps(node)
                 if not keep_secrets and has_candidate(text):  # the GPU nodes below copy it
                     node = redact(node)
@@ -62,9 +62,9 @@ def write_et_plus(et_path, meta, nodes, kernels, out_path, keep_secrets=False):
                 for i in kids.get(node_id, ()):
                     g = dict(node)
                     g.update({"id": next_id, parent_key: node_id, "cat": kd["cat"][i], "ph": "X",
-                              "name": kd["name"][i], "ts": _us(kd["ts_ns"][i]),
-                              "inclusive_dur": _us(kd["dur_ns"][i] or 0),
-                              "exclusive_dur": _us(kd["dur_ns"][i] or 0), "stream": kd["stream"][i]})
+                              "name": kd["name"][i], "ts": us(kd["ts_ns"][i]),
+                              "inclusive_dur": us(kd["dur_ns"][i] or 0),
+                              "exclusive_dur": us(kd["dur_ns"][i] or 0), "stream": kd["stream"][i]})
                     next_id += 1
                     f.write(b",\n" + jsontext.dumps(g).encode())
         f.write(b"]}\n")
