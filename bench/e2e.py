@@ -23,6 +23,7 @@ _E2E = r"""
 import json, resource, sys, time
 from tracecols import memory
 memory.for_this_process()  # as the tracecols command does, before polars and pyarrow load
+memory.without_pandas()
 import pyarrow.parquet as pq
 from tracecols.store.parquet import read_manifest
 from tracecols.pipeline import ingest_to_dir

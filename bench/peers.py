@@ -41,6 +41,7 @@ _TRACECOLS = r"""
 import contextlib, io, json, resource, sys, time
 from tracecols import memory
 memory.for_this_process()  # as the tracecols command does, before polars and pyarrow load
+memory.without_pandas()
 from tracecols.cli import main
 from tracecols.pipeline import ingest_to_dir
 paths, out, write = json.loads(sys.argv[1]), sys.argv[2], sys.argv[3] == "1"

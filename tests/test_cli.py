@@ -26,6 +26,22 @@ def test_info_shows_the_trace():
     assert "baseTimeNanoseconds" in out  # a metadata key that sits after traceEvents in the file
 
 
+def test_the_command_does_without_pandas(tmp_path):
+    # pyarrow imports pandas, where installed, at its first array: 0.2-0.3 s and 35 MB a command
+    import importlib.util
+    assert importlib.util.find_spec("pandas") is not None  # installed here, so the check can fail
+    code = ("import atexit, sys; atexit.register(lambda: print('pandas loaded:', 'pandas' in sys.modules)); "
+            "from tracecols.cli import run; run()")
+    r = subprocess.run([sys.executable, "-c", code, "analyze", DATA_TRACE, "-o", tmp_path / "out", "-q"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip().endswith("pandas loaded: False")
+    assert (tmp_path / "out" / "op_perf.parquet").exists()
+    r = subprocess.run([sys.executable, "-c", "import sys, pyarrow as pa; pa.array([1]); print('pandas' in sys.modules)"],
+                       capture_output=True, text=True)
+    assert r.stdout.strip() == "True"  # what the command avoids
+
+
 def test_sql_formats(tmp_path):
     q = "select cat, count(*) as n from events group by 1 order by 2 desc, 1"
     r = run("sql", DATA_TRACE, q, "--format", "csv")

@@ -113,4 +113,5 @@ def main(argv=None):
 
 
 def run():
+    memory.without_pandas()
     sys.exit(main())
