@@ -37,7 +37,9 @@ WITH inst AS (
            _tc_tl_arg_dims(e.input_strides, e.args, 'Input Strides') AS strides,
            _tc_tl_arg_strs(e.concrete_inputs) AS concrete
     FROM _tracelens_launcher_time l
-    LEFT JOIN events e ON e.trace_id = l.trace_id AND e.uid = l.uid  -- a grafted launch call has none
+    -- the events of the instances only: DuckDB would build the argument text of every event
+    LEFT JOIN (SELECT * FROM events e SEMI JOIN _tracelens_launcher_time x ON x.trace_id = e.trace_id AND x.uid = e.uid) e
+      ON e.trace_id = l.trace_id AND e.uid = l.uid  -- a grafted launch call has none
     LEFT JOIN _tracelens_op_category c ON c.name = l.name
 ),
 grp AS (

@@ -60,7 +60,9 @@ WITH inst AS (
                 WHEN p.category IN ('elementwise', 'norm') THEN 'vector_' || p.precision END AS spec,
            p.bytes / nullif(u.kernel_ns, 0) / 1e3 AS tbps, p.flops / nullif(u.kernel_ns, 0) / 1e3 AS tflops
     FROM _tracelens_unified_ops u
-    LEFT JOIN events e ON e.trace_id = u.trace_id AND e.uid = u.uid
+    -- the events of the instances only: DuckDB would build the argument text of every event
+    LEFT JOIN (SELECT * FROM events e SEMI JOIN _tracelens_unified_ops x ON x.trace_id = e.trace_id AND x.uid = e.uid) e
+      ON e.trace_id = u.trace_id AND e.uid = u.uid
     LEFT JOIN _tracelens_op_category c ON c.name = u.name
     LEFT JOIN op_perf p ON p.trace_id = u.trace_id AND p.uid = u.uid AND u.kernel_name IS NULL
 ),
