@@ -1,6 +1,8 @@
 """The formulations some views had before they were rewritten for speed: plain, slower,
 and kept here as the reference the rewritten views are checked against
-(test_view_rewrites.py). Each is the query alone, without its header comment."""
+(test_view_rewrites.py). Each is the query alone, without its header comment. `stacks` gave
+the text of each path and now gives the tree: AS_PLAIN turns the tree back into those rows."""
+import pyarrow as pa
 
 PLAIN = {
     "memory_timeline": r"""
@@ -397,3 +399,34 @@ FROM cat
 ORDER BY trace_id, total_direct_kernel_time_sum DESC, name, is_recompute, parent_module
 """,
 }
+
+
+def stack_texts(rows):
+    """{(trace_id, node): stack text} for `stacks` rows (dicts): from each node, a walk up
+    `parent` to the root, one row at a time."""
+    by_node = {(r["trace_id"], r["node"]): r for r in rows}
+    out = {}
+    for key, r in by_node.items():
+        frames = []
+        while r is not None:
+            frames.append(r["frame"])
+            r = None if r["parent"] is None else by_node[key[0], r["parent"]]
+        out[key] = ";".join(reversed(frames))
+    return out
+
+
+def _stacks_as_text(tree):
+    """The rows of the `stacks` tree (an Arrow table) as the plain query gives them: the stack's
+    text instead of node, parent and frame."""
+    rows = tree.to_pylist()
+    text = stack_texts(rows)
+    cols = ("self_cpu_ns", "device_events", "self_device_ns")
+    return pa.table({"trace_id": pa.array([r["trace_id"] for r in rows], pa.int32()),
+                     "stack": pa.array([text[r["trace_id"], r["node"]] for r in rows], pa.string()),
+                     "frames": pa.array([r["frames"] for r in rows], pa.int32()),
+                     "slices": pa.array([r["slices"] for r in rows], pa.int64()),
+                     **{c: pa.array([r[c] for r in rows], pa.int64()) for c in cols}})
+
+
+# view -> its rows in the shape of the plain query
+AS_PLAIN = {"stacks": _stacks_as_text}

@@ -8,9 +8,11 @@ from collections import defaultdict
 
 import pytest
 from conftest import CORPUS
+from plain_views import stack_texts
 
 import tracecols
 from tracecols.cli import main
+from tracecols.report import flame
 
 
 def cli(*args):
@@ -114,7 +116,9 @@ def test_folded_lines_by_hand(tmp_path):
 
 def test_view_rows_by_hand(tmp_path):
     t = tracecols.open(_write(tmp_path, EVENTS))
-    rows = {r["stack"]: r for r in t.sql("select * from stacks").to_dicts()}
+    view = t.sql("select * from stacks").to_dicts()
+    text = stack_texts(view)
+    rows = {text[r["trace_id"], r["node"]]: r for r in view}
     relu = rows[f"{MAIN};{FWD};aten::relu;cudaLaunchKernel"]
     assert (relu["frames"], relu["slices"], relu["self_cpu_ns"]) == (4, 2, 5_000)
     assert (relu["device_events"], relu["self_device_ns"]) == (2, 15_000)
@@ -122,8 +126,67 @@ def test_view_rows_by_hand(tmp_path):
     assert rows["step,1 next;cudaGetDevice"]["self_cpu_ns"] == 400  # in the view, not in the file
     assert rows["step,1 next"]["self_cpu_ns"] == 7_100
     assert not any("PyTorch Profiler" in s for s in rows)
-    assert len(rows) == 12
+    assert len(rows) == len(view) == 12
     assert sum(r["self_device_ns"] for r in rows.values()) == 55_000  # the orphan's 50 µs are nowhere
+
+
+# The hand-built trace's tree: stack -> (frames, slices at it, (thread, start µs) of those slices)
+TREE = {MAIN: (1, 2, {(1, 0), (2, 0)}),
+        f"{MAIN};{FWD}": (2, 2, {(1, 10), (1, 75)}),
+        f"{MAIN};{FWD};aten::linear": (3, 1, {(1, 20)}),
+        f"{MAIN};{FWD};aten::linear;aten::addmm": (4, 1, {(1, 22)}),
+        f"{MAIN};{FWD};aten::linear;aten::addmm;cudaLaunchKernel": (5, 1, {(1, 25)}),
+        f"{MAIN};{FWD};aten::relu": (3, 2, {(1, 55), (1, 80)}),
+        f"{MAIN};{FWD};aten::relu;cudaLaunchKernel": (4, 2, {(1, 57), (1, 82)}),
+        f"{MAIN};aten::relu": (2, 1, {(2, 5)}),
+        "step,1 next": (1, 1, {(1, 200)}),
+        "step,1 next;cudaGetDevice": (2, 1, {(1, 203)}),
+        "step,1 next;cudaStreamSynchronize": (2, 1, {(1, 205)}),
+        f"step,1 next;{FWD}": (2, 1, {(1, 206)})}
+
+
+def test_tree_by_hand(tmp_path):
+    t = tracecols.open(_write(tmp_path, EVENTS))
+    uid = {(tid, ts // 1000): u for u, tid, ts, cat in t.sql("select uid, tid, ts_ns, cat from slices").rows()
+           if cat != "Trace"}
+    view = t.sql("select * from stacks").to_dicts()
+    assert [(r["trace_id"], r["node"]) for r in view] == sorted((r["trace_id"], r["node"]) for r in view)
+    node = {stack: min(uid[s] for s in at) for stack, (_, _, at) in TREE.items()}  # the smallest uid at the path
+    want = {(node[stack], node.get(stack.rpartition(";")[0]), stack.rpartition(";")[2], frames, slices)
+            for stack, (frames, slices, _) in TREE.items()}
+    assert len(want) == len(TREE)  # twelve different nodes
+    got = {(r["node"], r["parent"], r["frame"], r["frames"], r["slices"]) for r in view}
+    assert got == want
+    roots = [r["frame"] for r in view if r["parent"] is None]
+    assert sorted(roots) == sorted([MAIN, "step,1 next"])
+
+
+def test_frame_paths_cut_at_a_depth_and_keyed_by_trace(tmp_path):
+    """The icicle's input against the plain walk over `slices`: each stack's first `depth` frames,
+    deeper values at the ancestor at the cut. Two traces whose nodes have the same ids and other
+    names: paths must not mix across traces."""
+    other = [dict(e, name=e["name"].replace("aten::relu", "aten::gelu")) for e in EVENTS]
+    t = tracecols.open(_write(tmp_path, EVENTS, "a.json"), _write(tmp_path, other, "b.json"))
+    ids = [r[0] for r in t.sql("select trace_id from traces order by 1").rows()]
+    assert len(ids) == 2
+    for column in ("self_cpu_ns", "self_device_ns"):
+        want: dict = defaultdict(int)
+        for tid in ids:
+            cpu, dev = reference(t, tid)
+            for stack, v in (cpu if column == "self_cpu_ns" else dev).items():
+                if v > 0:
+                    want[tuple(stack.split(";")[:3])] += v
+        got: dict = defaultdict(int)
+        for frames, v in flame.frame_paths(t, column, 3):
+            assert v > 0 and len(frames) <= 3
+            got[frames] += v
+        assert got == want, column
+        assert (MAIN, FWD, "aten::gelu") in got and (MAIN, FWD, "aten::linear") in got  # cut: addmm's time
+        assert got[MAIN, FWD, "aten::linear"] == (30_000 if column == "self_cpu_ns" else 40_000) * 2
+    for tid in ids:  # and the folded lines of each trace
+        cpu, dev = reference(t, tid)
+        assert flame.folded(t, tid, "self_cpu") == _folded(cpu)
+        assert flame.folded(t, tid, "self_device") == _folded(dev)
 
 
 def test_cpu_only_trace_self_device_is_an_empty_file_and_a_note(tmp_path):
@@ -166,18 +229,20 @@ def _frame(name):
     return name or "(unnamed)"
 
 
-def reference(t):
-    """({stack: self ns}, {stack: device ns}) by following parent_uid from every slice."""
+def reference(t, trace_id=None):
+    """({stack: self ns}, {stack: device ns}) by following parent_uid from every slice (of one
+    trace: the only one unless `trace_id` says which)."""
+    where = "" if trace_id is None else f" where trace_id = {trace_id}"
     by_uid = {uid: (parent, cat, name) for uid, parent, cat, name in
-              t.sql("select uid, parent_uid, cat, name from slices").rows()}
+              t.sql(f"select uid, parent_uid, cat, name from slices{where}").rows()}
     launched = defaultdict(int)
-    for launch_uid, op_uid, dur in t.sql("select launch_uid, op_uid, dur_ns from kernels").rows():
+    for launch_uid, op_uid, dur in t.sql(f"select launch_uid, op_uid, dur_ns from kernels{where}").rows():
         if op_uid is not None and op_uid < 0:  # a replayed graph's: at the op grafted for it
             launched[op_uid] += dur
         elif launch_uid is not None:
             launched[launch_uid] += dur
     cpu, dev = defaultdict(int), defaultdict(int)
-    for uid, self_ns in t.sql("select uid, self_ns from slices").rows():
+    for uid, self_ns in t.sql(f"select uid, self_ns from slices{where}").rows():
         if by_uid[uid][1] == "Trace":
             continue
         frames, u = [], uid
@@ -214,7 +279,10 @@ def test_corpus_matches_a_plain_walk(rel, capture, tmp_path):
     capture = capture and CORPUS / capture
     t = tracecols.open(path, capture=capture)
     cpu, dev = reference(t)
-    view = t.sql("select stack, self_cpu_ns, self_device_ns from stacks").rows()
+    tree = t.sql("select * from stacks").to_dicts()
+    text = stack_texts(tree)
+    view = [(text[r["trace_id"], r["node"]], r["self_cpu_ns"], r["self_device_ns"]) for r in tree]
+    assert len({s for s, _, _ in view}) == len(view)  # one row per path
     assert {s: c for s, c, _ in view} == dict(cpu)
     assert {s: d for s, _, d in view} == dict(dev)
     # the sums, each taken straight from its table
@@ -226,6 +294,7 @@ def test_corpus_matches_a_plain_walk(rel, capture, tmp_path):
         rc, _, err = cli("stacks", path, "-o", out, "--metric", metric, *(("--capture", capture) if capture else ()))
         assert rc == 0, err
         assert _read(out) == _folded(sums), metric
+        assert flame.folded(t, t.sql("select trace_id from traces").item(), metric) == _folded(sums), metric
     has_py = t.sql("select count(*) from slices where cat = 'python_function'").item() > 0
     assert has_py == ("df_index_resolver" not in rel)
     assert (sum(dev.values()) > 0) == ("cpu_train_step" not in rel)

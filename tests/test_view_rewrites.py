@@ -97,9 +97,11 @@ def _same(a, b):
 @pytest.mark.parametrize("trace, view", sorted((t, v) for v, ts in REWRITTEN.items() for t in ts),
                          ids=lambda x: x.split("/")[-1][:24])
 def test_rewritten_view_gives_the_rows_of_its_plain_formulation(trace, view):
-    from plain_views import PLAIN
+    from plain_views import AS_PLAIN, PLAIN
     t = _open(trace)
     new = t.arrow(f"SELECT * FROM {view}")
+    if view in AS_PLAIN:
+        new = AS_PLAIN[view](new)
     old = t.arrow(PLAIN[view])
     assert new.num_rows > 0, "the trace must have rows for the comparison to mean something"
     assert new.schema == old.schema

@@ -1,5 +1,5 @@
--- stacks: the host call tree folded into stacks — one row per distinct root-to-slice path of frame names, with the self time of the slices at exactly that path.
--- Answers: where does host time (or the device time it launched) go, by call stack: the rows of a flame graph (`tracecols stacks`).
+-- stacks: the host call tree folded into a calling-context tree — one row per distinct root-to-slice path of frame names, with the self time of the slices at exactly that path and the path one frame up.
+-- Answers: where does host time (or the device time it launched) go, by call stack: the nodes of a flame graph (`tracecols stacks` writes them as folded lines).
 -- depends: slices, kernels
 -- Frames: every host slice (Python frames, cpu_ops, user annotations, runtime and driver calls,
 -- …) except the profiler's own `Trace` span (it covers the whole capture; its self time is
@@ -17,19 +17,22 @@
 -- the left-out slices above it) and frame name are hashed (md5, 128 bits), and the sum of those
 -- hashes over a slice's included ancestors-or-self, a running sum over their starts and ends in
 -- pre-order, is the id of its path (two different paths share an id with a probability of about
--- 2^-128 per pair). The path text is then built once per distinct path, one level at a time from
--- its parent's, so the work is the number of slices plus the size of the answer, never a string
--- per slice.
+-- 2^-128 per pair); the sum less the slice's own hash is the id of the path one frame up, which
+-- gives `parent` by a join. The work is linear in the number of slices. The text of a path is
+-- not built here: it would be most of the answer on deep Python stacks (tens of MB); walk up
+-- `parent` for it (`tracecols stacks`, or the recursive query in docs/analyses.md).
 -- Columns:
 --   trace_id        INTEGER  trace
---   stack           VARCHAR  frame names from the root down, joined by `;`
---   frames          INTEGER  number of frames in the stack
+--   node            BIGINT   the path's id within its trace: the smallest slices.uid of its slices
+--   parent          BIGINT   node of the path one frame up (the same trace); null for a root
+--   frame           VARCHAR  the path's last frame name
+--   frames          INTEGER  number of frames in the path (1 for a root)
 --   slices          BIGINT   slices at exactly this path
 --   self_cpu_ns     BIGINT   ns, sum of their self time (slices.self_ns)
 --   device_events   BIGINT   device events launched directly by those slices
 --   self_device_ns  BIGINT   ns, sum of those events' durations (kernels.dur_ns)
 CREATE OR REPLACE VIEW stacks AS
-WITH RECURSIVE s AS (
+WITH s AS (
     SELECT trace_id, uid, pre, subtree_end, depth, cat IS DISTINCT FROM 'Trace' AS inc, self_ns,
            coalesce(nullif(replace(replace(replace(name, ';', ','), chr(13), ' '), chr(10), ' '), ''),
                     '(unnamed)') AS frame
@@ -62,19 +65,10 @@ nodes AS (  -- one row per path: its slices, their times, and the path one frame
            any_value(i.level) AS level, count(*) AS slices, sum(i.self_ns) AS self_cpu_ns,
            sum(l.n) AS device_events, sum(l.dur_ns) AS self_device_ns
     FROM ids i LEFT JOIN launched l ON l.trace_id = i.trace_id AND l.uid = i.uid
-    GROUP BY i.trace_id, i.p1, i.p2),
-tree AS (
-    SELECT n.trace_id, n.nid, s.frame, n.level, n.slices, n.self_cpu_ns, n.device_events, n.self_device_ns,
-           p.nid AS parent
-    FROM nodes n JOIN s ON s.trace_id = n.trace_id AND s.uid = n.nid
-    LEFT JOIN nodes p ON p.trace_id = n.trace_id AND p.p1 = n.q1 AND p.p2 = n.q2),
-paths(trace_id, nid, stack) AS (  -- the text of each path, one level at a time
-    SELECT trace_id, nid, frame FROM tree WHERE level = 0
-    UNION ALL
-    SELECT n.trace_id, n.nid, p.stack || ';' || n.frame
-    FROM paths p JOIN tree n ON n.trace_id = p.trace_id AND n.parent = p.nid)
-SELECT p.trace_id, p.stack, (n.level + 1)::INTEGER AS frames, n.slices::BIGINT AS slices,
-       n.self_cpu_ns::BIGINT AS self_cpu_ns, coalesce(n.device_events, 0)::BIGINT AS device_events,
-       coalesce(n.self_device_ns, 0)::BIGINT AS self_device_ns
-FROM paths p JOIN tree n USING (trace_id, nid)
-ORDER BY p.trace_id, p.stack;
+    GROUP BY i.trace_id, i.p1, i.p2)
+SELECT n.trace_id, n.nid::BIGINT AS node, p.nid::BIGINT AS parent, s.frame, (n.level + 1)::INTEGER AS frames,
+       n.slices::BIGINT AS slices, n.self_cpu_ns::BIGINT AS self_cpu_ns,
+       coalesce(n.device_events, 0)::BIGINT AS device_events, coalesce(n.self_device_ns, 0)::BIGINT AS self_device_ns
+FROM nodes n JOIN s ON s.trace_id = n.trace_id AND s.uid = n.nid  -- the frame: that of any of its slices
+LEFT JOIN nodes p ON p.trace_id = n.trace_id AND p.p1 = n.q1 AND p.p2 = n.q2  -- the path one frame up
+ORDER BY n.trace_id, node;

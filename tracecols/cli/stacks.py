@@ -1,13 +1,12 @@
 """`tracecols stacks TRACE -o out.folded`: the host call stacks as folded lines, the input of
 flame graph tools (flamegraph.pl, speedscope, inferno): `frame;frame;frame value`, the value
-in whole microseconds. The rows come from the `stacks` view (sql/ops/stacks.sql)."""
+in whole microseconds. The lines are the `stacks` view's tree (sql/ops/stacks.sql) as
+report/flame.py folds it."""
 import sys
 
 from ..errors import QueryError
+from ..report.flame import METRICS, folded
 from . import flags
-
-# metric -> the `stacks` column it reads
-METRICS = {"self_cpu": "self_cpu_ns", "self_device": "self_device_ns"}
 
 
 def register(sub):
@@ -25,16 +24,6 @@ def register(sub):
                    help="folder of CUDA/HIP graph capture traces: graph-replayed kernels go to the ops that captured them")
     flags.keep_secrets(s)
     s.set_defaults(func=stacks)
-
-
-def folded_lines(trace, trace_id, metric):
-    """[(stack, µs)] of one trace, sorted by stack: the metric's ns rounded to the nearest µs
-    (halves up), stacks that round to 0 left out."""
-    col = METRICS[metric]
-    return trace.sql(f"""
-        SELECT stack, (({col} + 500) // 1000)::BIGINT AS us FROM stacks
-        WHERE trace_id = {int(trace_id)} AND {col} >= 500
-        ORDER BY stack""").rows()
 
 
 def _trace_id(trace, args):
@@ -56,7 +45,7 @@ def stacks(args):
     from .sources import expand
     t = open_trace(*expand([args.source], one=True, command="stacks"), capture=args.capture,
                    keep_secrets=args.keep_secrets)
-    lines = folded_lines(t, _trace_id(t, args), args.metric)
+    lines = folded(t, _trace_id(t, args), args.metric)
     with atomic_output(args.output) as f:
         f.write("".join(f"{stack} {us}\n" for stack, us in lines).encode())
     if not args.quiet:

@@ -446,9 +446,8 @@ class _Report:
             return
         dev = _rows(self.src, "SELECT coalesce(sum(self_device_ns), 0) AS d FROM stacks")[0]["d"]
         metric = "self_device_ns" if dev > 0 else "self_cpu_ns"
-        rows = _rows(self.src, f"""SELECT string_split(stack, ';')[1:{ICICLE_DEPTH}] AS frames, sum({metric}) AS v
-            FROM stacks WHERE {metric} > 0 GROUP BY ALL""")
-        drawn, total, trunk, least = flame.rects([(tuple(r["frames"]), r["v"]) for r in rows], levels=ICICLE_LEVELS)
+        drawn, total, trunk, least = flame.rects(flame.frame_paths(self.src, metric, ICICLE_DEPTH),
+                                                 levels=ICICLE_LEVELS)
         if not drawn:
             return
         colours = {k: PALETTE[i] for i, (k, _) in enumerate(flame.KINDS)}
