@@ -46,7 +46,7 @@ def test_optimizable_ops_source_is_the_nearest_enclosing_frame(frame_heavy):
 
 # Views rewritten for speed (docs/performance.md), each against its plain formulation
 # (plain_views.py) on the traces where the slow shape occurs: deep Python stacks (stacks, and
-# memory_timeline under its memory events), many user annotations (_op_time), many steps
+# memory_timeline under its memory events), many user annotations (_op_time, _annotations), many steps
 # (inference_steps; the corpus has few, the join was quadratic in them), nn.Module frames
 # nested deep (tracelens_ops_summary), …
 DEEP_STACKS = [
@@ -59,6 +59,9 @@ MTIA = "HolisticTraceAnalysis/tests/data/mtia_inference_trace/mtia_inference_ran
 SGLANG_CAPTURE = "TraceLens/tests/traces/inference/sglang_decode/capture_traces/bs_32_rank0.json.gz"  # 62 levels
 REWRITTEN = {
     "memory_timeline": DEEP_STACKS + [DF_INDEX],
+    # host annotations only (DF_INDEX), both sides, few (train_resnet18, normalization_layer_test)
+    "_annotations": [DF_INDEX, "TraceLens/tests/traces/mi300/ddp_resnet18_no_pool/train_resnet18.json.gz",
+                     "TraceLens/tests/traces/perf_model/normalization/normalization_layer_test.json.gz"],
     "_op_time": [DF_INDEX, MTIA, "param/et_replay/tests/inputs/linear_kineto.json.gz",
                  "generated/cpu_train_step.pt.trace.json.gz"],
     "stacks": DEEP_STACKS + [SGLANG_CAPTURE],

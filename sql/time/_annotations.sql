@@ -15,7 +15,9 @@
 -- the number of annotations open there, d; on a stack the innermost open one is the latest
 -- start that reached level d — an ASOF join on (level, position). Annotations of one stream
 -- nest (a stream runs its work in order); should two overlap without nesting, a point whose
--- candidate does not hold it gets none rather than a wrong one.
+-- candidate does not hold it gets none rather than a wrong one. Kernels are marked only where an
+-- annotation could hold them: on the host side in traces with host annotations, on the device
+-- side on the (device, stream)s with device annotations.
 -- Columns (one row per annotation and per kernel inside at least one annotation):
 --   trace_id        INTEGER  trace
 --   side            VARCHAR  'host' (user_annotation) or 'device' (gpu_user_annotation)
@@ -36,9 +38,15 @@ dev AS (
            coalesce(end_ns, ts_ns) AS end_ns
     FROM events WHERE ph = 'X' AND cat = 'gpu_user_annotation' AND ts_ns IS NOT NULL
 ),
-launched AS (
+launched AS (  -- the kernels of traces with host annotations: nowhere else can one be inside
     SELECT k.trace_id, k.uid, k.name, k.device, k.stream, k.ts_ns, k.end_ns, s.pre
     FROM kernels k JOIN slices s ON s.trace_id = k.trace_id AND s.uid = k.launch_uid
+    SEMI JOIN (SELECT DISTINCT trace_id FROM host) h ON h.trace_id = k.trace_id
+),
+on_dev AS (  -- the kernels of the (device, stream)s with device annotations, likewise
+    SELECT k.trace_id, k.uid, k.name, k.device, k.stream, k.ts_ns, k.end_ns
+    FROM kernels k SEMI JOIN (SELECT DISTINCT trace_id, device, stream FROM dev) g
+      ON g.trace_id = k.trace_id AND g.device = k.device AND g.stream = k.stream
 ),
 -- marks: (group, position key t, kind, tie, uid, sub) orders the sweep; delta moves the level.
 -- Host: at each pre, the point asked about (sub 0) before the annotation's own start (sub 1);
@@ -55,7 +63,7 @@ marks AS (
     UNION ALL SELECT trace_id, 'device', device, stream, ts_ns, 1, -end_ns, uid, 1, 1, NULL FROM dev
     UNION ALL SELECT trace_id, 'device', device, stream, end_ns, CASE WHEN end_ns > ts_ns THEN 0 ELSE 3 END,
                      0, uid, 0, -1, NULL FROM dev
-    UNION ALL SELECT trace_id, 'device', device, stream, ts_ns, 2, 0, uid, 0, 0, 'kernel' FROM kernels
+    UNION ALL SELECT trace_id, 'device', device, stream, ts_ns, 2, 0, uid, 0, 0, 'kernel' FROM on_dev
 ),
 swept AS (
     SELECT *, sum(delta) OVER w AS level, row_number() OVER w AS pos
@@ -64,7 +72,10 @@ swept AS (
                  ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
 ),
 starts AS (SELECT trace_id, side, device, stream, level, pos, uid FROM swept WHERE delta = 1),
-asked AS (SELECT trace_id, side, device, stream, level, pos, uid, q FROM swept WHERE q IS NOT NULL),
+asked AS (  -- a kernel at host level 0 is under no annotation (host starts are at level 1 or more)
+    SELECT trace_id, side, device, stream, level, pos, uid, q FROM swept
+    WHERE q = 'annotation' OR q = 'kernel' AND (side = 'device' OR level > 0)
+),
 found AS (
     SELECT a.trace_id, a.side, a.q, a.uid, s.uid AS enclosing_uid
     FROM asked a ASOF LEFT JOIN starts s
@@ -76,7 +87,7 @@ items AS (
            NULL::BIGINT AS stream, ts_ns, end_ns, pre AS p FROM host
     UNION ALL SELECT trace_id, 'device', 'annotation', uid, name, device, stream, ts_ns, end_ns, NULL FROM dev
     UNION ALL SELECT trace_id, 'host', 'kernel', uid, name, device, stream, ts_ns, end_ns, pre FROM launched
-    UNION ALL SELECT trace_id, 'device', 'kernel', uid, name, device, stream, ts_ns, end_ns, NULL FROM kernels
+    UNION ALL SELECT trace_id, 'device', 'kernel', uid, name, device, stream, ts_ns, end_ns, NULL FROM on_dev
 ),
 checked AS (
     -- the sweep's candidate, kept only where it really holds the item (see the header)
