@@ -66,7 +66,8 @@ def _walk(rows: Iterable[tuple], grow: Callable) -> list[tuple]:
     return out
 
 
-def rects(rows, min_share=0.002, levels=None, max_rects=1500):
+def rects(rows: Iterable[tuple[tuple[str, ...], int]], min_share: float = 0.002, levels: int | None = None,
+          max_rects: int = 1500) -> tuple[list, int, list, float]:
     """([(level, start, width, frame, total)], sum of values, trunk, min_share) for `rows` of (frames tuple,
     value): start and width as shares of the sum of all values, level 0 the first drawn frames.
 
