@@ -315,6 +315,8 @@ def test_analyze_command(tmp_path):
     gt = pq.read_table(out / "tracelens_gpu_timeline.parquet").to_pylist()
     assert gt[0]["type"] == "computation_time" and gt[0]["time ms"] == pytest.approx(0.307197)
     assert (out / "op_perf.parquet").exists() and (out / "_tracecols.json").exists()
+    files = len(list(out.glob("*.parquet")))  # the count it says is the files it wrote
+    assert f"wrote {files} tables and analyses to {out}" in r.stderr and files > 40
     # without -o only what the summary shows is computed, and it shows the same
     r2 = subprocess.run([exe, "analyze", str(DATA_TRACE), "--top", "3"], capture_output=True, text=True)
     assert r2.returncode == 0 and r2.stdout == r.stdout

@@ -168,7 +168,8 @@ def _analyze_trace(args):
         t = open_trace(out, keep_secrets=args.keep_secrets)
         _note_unknown_devices(t, args)
         if args.output:
-            _say(args, f"wrote {len(t.tables)} tables and analyses to {out} ({time.perf_counter() - t0:.2f} s)")
+            written = len(parquet.read_manifest(out)["tables"])  # the private helpers are views, not files
+            _say(args, f"wrote {written} tables and analyses to {out} ({time.perf_counter() - t0:.2f} s)")
         _print_summary(t, args)
         t.close()  # before the temporary directory goes
     return 0
