@@ -49,25 +49,27 @@ def _pid(pid, pid_str, device):
     return pid if pid is not None else pid_str if pid_str is not None else device
 
 
+# the pid and pid_str the device events of each (device, stream) of the trace sit on
+_STREAM_PIDS = """SELECT k.device, k.stream, min(e.pid) AS pid, min(e.pid_str) AS pid_str
+    FROM kernels k JOIN events e ON e.trace_id = k.trace_id AND e.uid = k.uid
+    WHERE k.trace_id = 0 GROUP BY k.device, k.stream"""
+
+
 def counter_events(t):
     """Chrome counter events ("ph": "C") on the pid of each device's events: the queue length of
     every stream (queue_depth: its value after the last change at each time, one track per stream,
     named "stream S queue" with series "length") and the copy bandwidth of every direction
     (memcpy_bandwidth, in GB/s = 1e9 bytes/s: one track per direction, named "memcpy HtoD", …
     or "memset", with series "GB/s"). Perfetto names a track "<name> <series>"."""
-    queue = t.sql("""
-        WITH pids AS (SELECT k.device, k.stream, min(e.pid) AS pid, min(e.pid_str) AS pid_str
-                      FROM kernels k JOIN events e ON e.trace_id = k.trace_id AND e.uid = k.uid
-                      WHERE k.trace_id = 0 GROUP BY k.device, k.stream)
+    queue = t.sql(f"""
+        WITH pids AS ({_STREAM_PIDS})
         SELECT q.device, q.stream, p.pid, p.pid_str, q.ts_ns, arg_max(q.queue_depth, (q.delta, q.uid)) AS depth
         FROM queue_depth q JOIN pids p ON p.device IS NOT DISTINCT FROM q.device AND p.stream IS NOT DISTINCT FROM q.stream
         WHERE q.trace_id = 0
         GROUP BY q.device, q.stream, p.pid, p.pid_str, q.ts_ns
         ORDER BY q.device, q.stream, q.ts_ns""")
-    bandwidth = t.sql("""
-        WITH pids AS (SELECT k.device, min(e.pid) AS pid, min(e.pid_str) AS pid_str
-                      FROM kernels k JOIN events e ON e.trace_id = k.trace_id AND e.uid = k.uid
-                      WHERE k.trace_id = 0 GROUP BY k.device)
+    bandwidth = t.sql(f"""
+        WITH pids AS (SELECT device, min(pid) AS pid, min(pid_str) AS pid_str FROM ({_STREAM_PIDS}) GROUP BY device)
         SELECT b.device, b.direction, p.pid, p.pid_str, b.ts_ns, b.bytes_per_s
         FROM memcpy_bandwidth b JOIN pids p ON p.device IS NOT DISTINCT FROM b.device
         WHERE b.trace_id = 0
