@@ -208,7 +208,9 @@ def read_events(src, form, on_batch, batch_size=BATCH):
 
     with item_stream(src, prefix, "trace") as items:
         first = None
-        plain = 0  # how many of the held events ijson parsed (plain Decimals: build_batches' check)
+        # how many of the held events ijson parsed (plain Decimals: build_batches' check); ijson,
+        # once it takes over, reads the rest of the array, so those are the last ones held
+        plain = 0
         for run in items.runs():
             if first is None and run:
                 first = run[0]
