@@ -450,7 +450,7 @@ class _Report:
                                                  levels=ICICLE_LEVELS)
         if not drawn:
             return
-        colours = {k: PALETTE[i] for i, (k, _) in enumerate(flame.KINDS)}
+        colours = {k: PALETTE[i] for i, k in enumerate(flame.KINDS)}
         rects = [(lvl, start, width, name, f"{name}: {fmt_ns(v)} ({100 * width:.1f}%)",
                   colours[flame.kind(name)]) for lvl, start, width, name, v in drawn]
         what = "device time launched" if dev > 0 else "CPU self time"
