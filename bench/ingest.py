@@ -36,7 +36,8 @@ print(json.dumps({"s": dt, "n": n, "rss": resource.getrusage(resource.RUSAGE_SEL
 _DECODE = r"""
 import gc, gzip, json, resource, sys, time
 from tracecols.read.chunked import Items
-from tracecols.read.kineto import _Tap, _ijson
+from tracecols.read.kineto import _Tap
+from tracecols.read.toplevel import ijson_backend
 p = sys.argv[1]
 gc.disable()  # as the reader does while it holds parsed events
 t = time.perf_counter()
@@ -44,7 +45,7 @@ with open(p, "rb") as raw:
     f = gzip.GzipFile(fileobj=raw) if raw.read(2) == b"\x1f\x8b" else raw
     raw.seek(0)
     n = 0
-    for e in Items(f, "traceEvents.item", _ijson().items, _Tap):
+    for e in Items(f, "traceEvents.item", ijson_backend().items, _Tap):
         n += 1
 dt = time.perf_counter() - t
 print(json.dumps({"s": dt, "n": n, "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}))

@@ -21,9 +21,9 @@ import pyarrow as pa
 
 from ..errors import Malformed, NotATrace
 from . import jsontext
-from .kineto import _ijson, item_stream, parse_tail
+from .kineto import item_stream, parse_tail
 from .source import Source
-from .toplevel import first_byte, keys_before
+from .toplevel import first_byte, ijson_backend, keys_before
 
 # node fields with a column of their own (both layouts name them the same, as keys or attrs)
 _INT_FIELDS = ("rf_id", "fw_parent", "seq_id", "scope", "tid", "fw_tid")
@@ -170,7 +170,7 @@ def _head(src):
                             "Trace; pass it as --kineto")
 
     try:
-        return keys_before(src, "nodes", _ijson(), on_key=kineto)
+        return keys_before(src, "nodes", ijson_backend(), on_key=kineto)
     except NotATrace as e:
         if "no 'nodes'" in e.message:
             raise NotATrace(src.path, "not a PyTorch Execution Trace: " + e.message) from None
@@ -196,5 +196,5 @@ def read_execution_trace(path):
         meta.update({k: v for k, v in tail.items() if k != "nodes"})
     nodes = pa.table([pa.array(rows[f.name], f.type) for f in NODES_SCHEMA], schema=NODES_SCHEMA)
     return {"meta": meta, "nodes": nodes, "inputs": ins.table(), "outputs": outs.table(),
-            "path": src.path, "size": src._hasher.nbytes if src._hasher else src.size,
+            "path": src.path, "size": src.read_size,
             "sha256": src.sha256}

@@ -7,7 +7,6 @@ keys after it from the bytes that follow the last event.
 import gc
 import json
 import re
-import sys
 from contextlib import contextmanager
 from decimal import Decimal
 
@@ -19,27 +18,11 @@ from . import rocprof
 from .batch import build_batches
 from .chunked import Items
 from .source import GZIP_ERRORS, Source
-from .toplevel import first_byte, keys_before
+from .toplevel import first_byte, ijson_backend, keys_before
 from .toplevel import one_line as _one_line
 
 CHUNK = 1 << 16
 BATCH = 1 << 14
-_warned_backend = False
-
-
-def _ijson():
-    """ijson with the C backend when it is there (it is ~10x faster); says once when it is not."""
-    global _warned_backend
-    try:
-        return ijson.get_backend("yajl2_c")
-    except Exception:
-        if not _warned_backend:
-            print("tracecols: ijson's C backend (yajl2_c) is unavailable; parsing with the slower "
-                  f"'{ijson.backend}' backend", file=sys.stderr)
-            _warned_backend = True
-        return ijson
-
-
 # ---------------------------------------------------------------------------------------
 # The head: top-level keys before traceEvents.
 
@@ -84,7 +67,7 @@ def read_head(src):
             raise NotATrace(src.path, _OTHER_FORMATS[key])
 
     try:
-        return "object", keys_before(src, "traceEvents", _ijson(), on_key=other_format)
+        return "object", keys_before(src, "traceEvents", ijson_backend(), on_key=other_format)
     except _Rocprof:
         return rocprof.FORM, {}
 
@@ -175,7 +158,7 @@ def item_stream(src, prefix, what):
     gc.disable()
     try:
         with src.stream(hashed=True) as f:
-            backend = _ijson()
+            backend = ijson_backend()
             items = Items(f, prefix, lambda r, p: backend.items(r, p, buf_size=CHUNK), _Tap, src.path)
             try:
                 yield items
@@ -275,5 +258,5 @@ def read_trace(path, on_batch, batch_size=BATCH, on_head=None):
     meta = dict(head)
     meta.update(tail)
     return {"path": src.path, "form": form, "metadata": meta, "n_events": n,
-            "sha256": src.sha256, "size": src._hasher.nbytes if src._hasher else src.size,
+            "sha256": src.sha256, "size": src.read_size,
             "gzip": src.gzip}

@@ -33,7 +33,7 @@ from .batch import build_batches
 from .nesting import Bounded
 from .restore import us
 from .source import GZIP_ERRORS
-from .toplevel import one_line
+from .toplevel import ijson_backend, one_line
 
 TOP_KEY = "rocprofiler-sdk-tool"
 FORM = "rocprofv3"
@@ -324,7 +324,7 @@ def read_trace(src, on_batch, batch_size, on_head=None):
         with src.stream(hashed=True) as raw:
             f = Bounded(raw, src.path)
             try:
-                reader.run(_backend().parse(f, buf_size=CHUNK))
+                reader.run(ijson_backend().parse(f, buf_size=CHUNK))
             except ijson.JSONError as e:
                 msg = one_line(e)
                 if "premature EOF" in msg or "incomplete" in msg.lower():
@@ -350,13 +350,6 @@ def read_trace(src, on_batch, batch_size, on_head=None):
     if devices:
         meta["deviceProperties"] = devices
     return {"path": src.path, "form": FORM, "metadata": meta, "n_events": uid, "sha256": src.sha256,
-            "size": src._hasher.nbytes if src._hasher else src.size, "gzip": src.gzip,
+            "size": src.read_size, "gzip": src.gzip,
             "warnings": [NO_OP_TREE]}
 
-
-def _backend():
-    """ijson's C backend where it is there (about 10x faster), else its default."""
-    try:
-        return ijson.get_backend("yajl2_c")
-    except Exception:
-        return ijson

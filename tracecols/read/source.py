@@ -201,6 +201,11 @@ class Source:
     def sha256(self):
         return self._hasher.sha.hexdigest() if self._hasher else None
 
+    @property
+    def read_size(self):
+        """Bytes of the file as its hashed stream read them, else its size on disk."""
+        return self._hasher.nbytes if self._hasher else self.size
+
 
 GZIP_ERRORS = (gzip.BadGzipFile, zlib.error, EOFError)
 

@@ -15,9 +15,10 @@ import pyarrow as pa
 
 from ..model.secrets import has_candidate, redact
 from ..read import jsontext
-from ..read.kineto import CHUNK, _ijson
+from ..read.kineto import CHUNK
 from ..read.restore import us
 from ..read.source import Source
+from ..read.toplevel import ijson_backend
 from .atomic import atomic_output
 
 
@@ -45,7 +46,7 @@ def write_et_plus(et_path, meta, nodes, kernels, out_path, keep_secrets=False):
         f.write(b'"nodes": [')
         first = True
         with Source(et_path).stream() as src:
-            for node in _ijson().items(src, "nodes.item", buf_size=CHUNK):
+            for node in ijson_backend().items(src, "nodes.item", buf_size=CHUNK):
                 node_id = node.get("id")
                 t = timing.get(node_id)
                 if t is not None:
