@@ -307,15 +307,18 @@ def read_trace(src, on_batch, batch_size, on_head=None):
     held, uid = [], 0
     progress = tracker()
 
-    def emit(ev):
+    def flush():
         nonlocal held, uid
+        for b in build_batches(held, uid):
+            on_batch(b)
+        progress.events(len(held))
+        uid += len(held)
+        held = []
+
+    def emit(ev):
         held.append(ev)
         if len(held) >= batch_size:
-            for b in build_batches(held, uid):
-                on_batch(b)
-            progress.events(len(held))
-            uid += len(held)
-            held = []
+            flush()
 
     reader = _Reader(emit, src.path)
     gc_was = gc.isenabled()
@@ -333,10 +336,7 @@ def read_trace(src, on_batch, batch_size, on_head=None):
             except GZIP_ERRORS as e:
                 raise src.gzip_error(e, offset=f.offset) from None
             if held:
-                for b in build_batches(held, uid):
-                    on_batch(b)
-                progress.events(len(held))
-                uid += len(held)
+                flush()
     finally:
         if gc_was:
             gc.enable()
