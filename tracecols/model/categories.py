@@ -30,8 +30,6 @@ _ALIASES = {
 }
 
 # Normalised categories by role.
-HOST_SLICE_CATS = ("cpu_op", "user_annotation", "python_function", "cuda_runtime", "cuda_driver",
-                   "cuda_sync", "overhead", "Trace")
 DEVICE_CATS = ("kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation")
 LAUNCH_CATS = ("cuda_runtime", "cuda_driver")
 

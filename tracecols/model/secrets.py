@@ -323,9 +323,6 @@ def redact_string(s):
     return redact_text(s)
 
 
-redact_json_text = redact_string  # the metadata columns' name for it
-
-
 # --- Arrow tables ------------------------------------------------------------------------
 def _is_text(t):
     return pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t)

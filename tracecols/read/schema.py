@@ -94,4 +94,3 @@ CORE = [
 TAIL = [("args", pa.string()), ("extra", pa.string())]
 
 RAW_SCHEMA = pa.schema(CORE + [(col, ARROW_KIND[kind]) for _, col, kind in PROMOTED] + TAIL)
-PROMOTED_COLUMNS = [col for _, col, _ in PROMOTED]

@@ -100,7 +100,7 @@ def bar_labels(labels, short=None, cut="middle"):
     return [fit(s, LABEL_MAX, FONT) if c in dup and c != s else c for s, c in zip(shown, out)]
 
 
-def hbars(cid, title, reading, labels, series, xlabel, fmt=_num, colors=None, legend=None, stacked=False,
+def hbars(cid, title, reading, labels, series, xlabel, fmt=_num, colors=None, legend=None,
           note=None, xmax=None, short=None, cut="middle"):
     """Horizontal bars, one row per label; `series` is a list of value lists (stacked when several).
     Each label is drawn whole or cut to fit (`short`: how to shorten it first; `cut`: "middle" or

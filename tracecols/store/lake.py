@@ -15,7 +15,6 @@ LAKE/_tracecols.lock) from before it reads the manifest until its last commit; r
 lock. On URLs there is no lock: `Committer` re-reads the manifest before each commit and stops
 the run if another writer changed it.
 """
-import io
 import json
 import os
 import socket
@@ -24,7 +23,6 @@ import time
 from ..errors import SourceIOError, TraceError
 from ..read.source import is_url
 from .atomic import temp_sibling
-from .parquet import write_table
 
 try:
     import fcntl
@@ -91,23 +89,6 @@ class LakeFS:
                 f.write(data)
                 f.flush()
                 os.fsync(f.fileno())
-            os.replace(tmp, full)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
-
-    def write_parquet(self, rel, table):
-        if self.remote:
-            buf = io.BytesIO()
-            write_table(buf, table)
-            self.write_bytes(rel, buf.getvalue())
-            return
-        full = os.path.join(self.root, rel)
-        os.makedirs(os.path.dirname(full), exist_ok=True)
-        tmp = str(temp_sibling(full))
-        try:
-            write_table(tmp, table)
             os.replace(tmp, full)
         except BaseException:
             if os.path.exists(tmp):
