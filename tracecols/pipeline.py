@@ -290,6 +290,7 @@ def _read_parts(p, trace_id, writer, scratch, parts):
         try:
             t0 = time.perf_counter()
             n, _ = read_events(pieces[0], form, writer.put)  # part 0 here, straight to the writer
+            writer.flush()  # encoded while the other parts finish, not after them
             # the other parts are about as long: one that takes far longer is stuck, not slow
             timeout = 60 + 20 * (time.perf_counter() - t0)
             for proc, f in zip(procs, files[1:]):
