@@ -269,7 +269,7 @@ def _read_parts(p, trace_id, writer, scratch, parts):
     form, head = read_head(src)  # before inflating: a file that is no trace fails here, at once
     if form not in ("object", "array"):  # not a Chrome-trace event array (rocprofv3): read whole
         return None
-    data = digest = None
+    data = digest = inflated = None
     if src.gzip:
         inflated = split.inflate(src)
         if inflated is None:
@@ -293,8 +293,11 @@ def _read_parts(p, trace_id, writer, scratch, parts):
             writer.flush()  # encoded while the other parts finish, not after them
             # the other parts are about as long: one that takes far longer is stuck, not slow
             timeout = 60 + 20 * (time.perf_counter() - t0)
-            for proc, f in zip(procs, files[1:]):
-                count = split.finish_part(proc, timeout)
+            counts = [split.finish_part(proc, timeout) for proc in procs]
+            # every part is parsed: the inflated file goes before their events are read back
+            n_parts = len(pieces)
+            del data, inflated, planned, pieces
+            for count, f in zip(counts, files[1:]):
                 writer.put_all(split.shifted_batches(f, n))
                 n += count
         except (TraceError, split.PartError) as e:
@@ -309,7 +312,7 @@ def _read_parts(p, trace_id, writer, scratch, parts):
     meta = dict(head)
     meta.update(tail)
     return {"path": src.path, "form": form, "metadata": meta, "n_events": n, "sha256": sha,
-            "size": size, "gzip": src.gzip, "head_rank": rank, "parts": len(pieces)}
+            "size": size, "gzip": src.gzip, "head_rank": rank, "parts": n_parts}
 
 
 def _reading(path, size=None, parts=1):
