@@ -8,7 +8,10 @@ peak of one stage (on a 1 GB trace, about 3 GB instead of 1.5).
 
 tracecols' own processes (the CLI, its workers, the benchmarks that stand for them) call
 for_this_process() before polars or pyarrow is loaded:
-- Arrow allocates with the system allocator, which unmaps a large block when it is freed;
+- Arrow allocates with the system allocator, and glibc serves every block of 1 MB or more
+  (Arrow's buffers, DuckDB's hash tables) from a mapping of its own, unmapped when freed.
+  Left to itself glibc raises that threshold to the largest block freed so far (up to
+  32 MB), after which such blocks come from its heaps, where what is freed stays resident;
 - polars' jemalloc purges freed pages at once rather than after 10 s.
 The command also calls without_pandas().
 A program that imports tracecols as a library keeps its own settings. Between stages the
@@ -26,10 +29,13 @@ _SETTINGS = {
 
 
 def for_this_process():
-    """Set the allocator environment, unless the user set it; effective only before polars
+    """Set the allocator environment and glibc's mmap threshold, unless the user set them
+    (MALLOC_MMAP_THRESHOLD_ is glibc's own variable); the environment is effective only before polars
     and pyarrow are first loaded (and inherited by the processes started afterwards)."""
     for k, v in _SETTINGS.items():
         os.environ.setdefault(k, v)
+    if _MALLOPT is not None and "MALLOC_MMAP_THRESHOLD_" not in os.environ:
+        _MALLOPT(_M_MMAP_THRESHOLD, MMAP_THRESHOLD)
 
 
 def without_pandas():
@@ -50,15 +56,18 @@ class _NoPandas:
         return None
 
 
-def _trim():
+def _glibc(*names):
+    """glibc's functions of these names, or Nones where this is no glibc (nothing to tune)."""
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        return libc.malloc_trim
-    except (OSError, AttributeError):  # not glibc: nothing to trim
-        return None
+        return tuple(getattr(libc, n) for n in names)
+    except (OSError, AttributeError):
+        return (None,) * len(names)
 
 
-_MALLOC_TRIM = _trim()
+_MALLOC_TRIM, _MALLOPT = _glibc("malloc_trim", "mallopt")
+_M_MMAP_THRESHOLD = -3  # mallopt's parameter number (malloc.h)
+MMAP_THRESHOLD = 1 << 20
 
 
 def release():
