@@ -4,10 +4,14 @@ ru_maxrss adds nothing up: a child forked from a 300 MB process starts with thos
 its own RSS, although they are the parent's pages, shared. What a process tree holds is the
 parent's resident set plus each child's private pages (those it allocated or copied on
 write). The parent's peak is exact (its own ru_maxrss, which the measured code reports);
-the children's private bytes are sampled from /proc (Linux) every 50 ms while they live,
+the children's private bytes are sampled from /proc (Linux) every 20 ms while they live,
 and their highest sum is added to it. Peaks that do not coincide are added all the same:
-an upper bound. Only children are sampled, since reading a process's page tables
-(smaps_rollup) holds up its own allocations while it runs.
+an upper bound (`peak`). The same samples also take the process's own resident size from
+its counters (statm, which walks no page tables), so that `together` is the highest
+coincident total seen: with the process's own exact peak, a lower bound. The two bound the
+true peak of the tree; they differ where the children's peak and the process's do not
+meet (a part parser lives during the read, the process peaks in the views). Only children's
+page tables are read (smaps_rollup), since that holds up a process's allocations while it runs.
 """
 import os
 import subprocess
@@ -51,29 +55,45 @@ def children_bytes(pid):
     return total
 
 
-class Watch:
-    """Samples children_bytes of a running Popen on a thread; `.peak` (bytes) once it has ended."""
+def resident_bytes(pid):
+    """The resident size of `pid` now, from its counters (0 once it has gone)."""
+    try:
+        with open(f"/proc/{pid}/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
 
-    def __init__(self, popen, interval=0.05):
-        self.peak = 0
+
+class Watch:
+    """Samples a running Popen on a thread: `.peak`, the children's highest private bytes, and
+    `.together`, the highest sum of its own resident bytes and its children's private ones."""
+
+    def __init__(self, popen, interval=0.02):
+        self.peak = self.together = 0
         self._p, self._interval = popen, interval
         self._t = threading.Thread(target=self._watch, daemon=True)
         self._t.start()
 
     def _watch(self):
         while self._p.poll() is None:
-            self.peak = max(self.peak, children_bytes(self._p.pid))
+            kids = children_bytes(self._p.pid)
+            self.peak = max(self.peak, kids)
+            self.together = max(self.together, kids + resident_bytes(self._p.pid))
             time.sleep(self._interval)
 
     def join(self):
         self._t.join()
         return self.peak
 
+    def bounds(self, own_peak):
+        """(lower, upper) bound of the tree's peak, given the process's own exact peak (ru_maxrss)."""
+        return max(own_peak, self.together), own_peak + self.peak
+
 
 def run(args, **popen):
-    """subprocess.run(args, capture_output=True, text=True) and the peak of children_bytes over
-    its life: (CompletedProcess, peak bytes)."""
+    """subprocess.run(args, capture_output=True, text=True) and the Watch of its life, joined."""
     p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **popen)
     w = Watch(p)
     out, err = p.communicate()
-    return subprocess.CompletedProcess(args, p.returncode, out, err), w.join()
+    w.join()
+    return subprocess.CompletedProcess(args, p.returncode, out, err), w

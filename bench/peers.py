@@ -22,8 +22,10 @@ Each contender runs in its own subprocess (so its peak RSS is its own), one afte
 and, unless skipped, what DuckDB's contender produces done by tracecols (not in the RESULT):
   tracecols events  the read stage alone: every event, typed and lossless, → events.parquet
 For a directory, every trace file in it is one input (HTA reads the directory as one job).
-Prints wall time and peak memory for each (the process's own ru_maxrss plus the peak
-private memory of its worker processes, sampled: bench/memwatch.py), and ends
+Prints wall time and peak memory for each: the process's own ru_maxrss plus the peak
+private memory of its worker processes, sampled (an upper bound: peaks that do not coincide
+are added), and, where it has workers, the highest coincident total sampled (a lower bound;
+bench/memwatch.py). Ends
   RESULT vs_hta=R1 vs_tracelens=R2 vs_duckdb_read_json=R3      (peer time ÷ tracecols time)
 A peer stopped by --timeout gives a lower bound instead: vs_hta>=R (timeout ÷ tracecols time).
 """
@@ -132,13 +134,13 @@ def _run(python, code, *args, timeout=None):
         os.killpg(p.pid, signal.SIGKILL)
         p.communicate()
         return {"timeout": timeout}
-    peak = watch.join()
+    watch.join()
     r = subprocess.CompletedProcess(p.args, p.returncode, out, err)
     if r.returncode != 0:
         lines = [x for x in r.stderr.strip().splitlines() if "Error" in x or "error" in x]
         return {"error": (lines or r.stderr.strip().splitlines() or ["failed"])[-1].strip()}
     res = json.loads(r.stdout.strip().splitlines()[-1])
-    res["rss"] += peak
+    res["rss_sampled"], res["rss"] = watch.bounds(res["rss"])
     return res
 
 
@@ -188,7 +190,8 @@ def main():
             print(f"{name:<17} stopped after {r['timeout']:.0f} s (--timeout), unfinished")
         else:
             ratio = "" if name.startswith("tracecols") else f"   {r['s'] / base['s']:.2f}x tracecols' time"
-            print(f"{name:<17} {r['s']:8.2f} s   peak RSS {r['rss'] / 1e6:7.0f} MB{ratio}")
+            sampled = "" if r["rss_sampled"] == r["rss"] else f" at most, {r['rss_sampled'] / 1e6:.0f} MB sampled"
+            print(f"{name:<17} {r['s']:8.2f} s   peak RSS {r['rss'] / 1e6:7.0f} MB{sampled}{ratio}")
     ev, duck = results.get("tracecols events"), results.get("duckdb read_json")
     if ev and duck and "s" in ev and "s" in duck:
         print(f"like for like (events → Parquet only): duckdb read_json takes {duck['s'] / ev['s']:.2f}x "
