@@ -86,8 +86,10 @@ class Watch:
         return self.peak
 
     def bounds(self, own_peak):
-        """(lower, upper) bound of the tree's peak, given the process's own exact peak (ru_maxrss)."""
-        return max(own_peak, self.together), own_peak + self.peak
+        """(lower, upper) bound of the tree's peak, given the process's own exact peak (ru_maxrss,
+        taken before the process ends: a sample may see a little more)."""
+        lower = max(own_peak, self.together)
+        return lower, max(lower, own_peak + self.peak)
 
 
 def run(args, **popen):
