@@ -24,7 +24,7 @@ from .jsontext import Exact
 from .nesting import Nesting, check
 
 READ = 1 << 16    # one read of the underlying stream (error offsets are this precise)
-BLOCK = 1 << 22   # bytes decoded per part, about 15k events
+BLOCK = 1 << 20   # bytes decoded per part, about 4k events (the Python objects of a part are held at once)
 HEAD_MAX = 1 << 26  # a head longer than this (before the array) is left to ijson
 _CUT = re.compile(rb"\}\s*,\s*\{")
 _DECODE = msgspec.json.Decoder(float_hook=Exact)
