@@ -9,7 +9,8 @@ two fresh subprocesses, one after the other:
   floor  for e in ijson.items(f, "traceEvents.item"): pass    (bench/ingest.py's, C backend)
   e2e    `tracecols analyze TRACE -o OUT`'s pipeline (bench/e2e.py's): read, host tree, links,
          every sql/ view to Parquet, with each stage's and each view's own wall time
-Every time is printed as a ratio to that trace's floor. The table is sorted by the e2e
+Every time is printed as a ratio to that trace's floor; peak memory as bench/e2e.py gives it,
+an upper bound (RSS MB) and the highest coincident total sampled. The table is sorted by the e2e
 ratio, worst first; each row names the trace's slowest view. With --repeat N each trace's
 floor and pipeline run N times, alternately, and the fastest of each is kept (on a shared
 machine the minimum is the least disturbed measurement of either). Ends with
@@ -83,7 +84,7 @@ def measure(path, repeat=1):
     return {"mb": path.stat().st_size / 1e6, "events": e2e["events"], "floor_s": f, "e2e_s": e2e["s"],
             "e2e": e2e["s"] / f, "stages": {k: v / f for k, v in e2e["stages"].items()},
             "views": {k: v / f for k, v in views.items()}, "worst_view": (worst[0], worst[1] / f),
-            "rss_mb": e2e["rss"] / 1e6}
+            "rss_mb": e2e["rss"] / 1e6, "rss_sampled_mb": e2e["rss_sampled"] / 1e6}
 
 
 def main():
@@ -109,12 +110,12 @@ def main():
     stages = ["read", "tree", "links", "critical path", "views"]
     w = max(len(n) for n in order)
     print(f"{'trace':<{w}} {'MB':>6} {'events':>8} {'floor s':>8} "
-          + " ".join(f"{s:>6}" for s in stages) + f" {'e2e':>6} {'RSS MB':>6}  slowest view (x floor)")
+          + " ".join(f"{s:>6}" for s in stages) + f" {'e2e':>6} {'RSS MB':>6} {'sampled':>7}  slowest view (x floor)")
     for n in order[:a.top or None]:
         r = rows[n]
         print(f"{n:<{w}} {r['mb']:6.1f} {r['events']:8d} {r['floor_s']:8.3f} "
               + " ".join(f"{r['stages'].get(s, 0):6.2f}" for s in stages)
-              + f" {r['e2e']:6.2f} {r['rss_mb']:6.0f}  {r['worst_view'][0]}:{r['worst_view'][1]:.3f}")
+              + f" {r['e2e']:6.2f} {r['rss_mb']:6.0f} {r['rss_sampled_mb']:7.0f}  {r['worst_view'][0]}:{r['worst_view'][1]:.3f}")
     big = sorted(rows, key=lambda n: -rows[n]["events"])[:5]
     print(f"five largest (by events): worst e2e ratio {max(rows[n]['e2e'] for n in big):.2f} "
           "(" + ", ".join(f"{n}={rows[n]['e2e']:.2f}" for n in big) + ")")
