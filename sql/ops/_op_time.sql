@@ -27,13 +27,17 @@
 --   device_ns       BIGINT   ns, sum of durations of the device events launched in its subtree
 CREATE OR REPLACE VIEW _op_time AS
 WITH ev AS (
-    SELECT s.trace_id, s.uid, s.name, s.cat, s.dur_ns, s.self_ns,
-           -- a TensorList argument is one level deeper than events.input_dims holds: read it from args
-           coalesce(CAST(e.input_dims AS VARCHAR),
-                    regexp_replace(json_extract(e.args, '$."Input Dims"')::VARCHAR, ',', ', ', 'g')) AS input_shapes,
-           coalesce(to_json(e.input_types)::VARCHAR, json_extract(e.args, '$."Input type"')::VARCHAR) AS input_types
+    SELECT s.trace_id, s.uid, s.name, s.cat, s.dur_ns, s.self_ns, e.input_shapes, e.input_types
     -- grafted graph nodes other than cpu_ops have no events row (docs/graphs.md)
-    FROM slices s LEFT JOIN events e ON e.trace_id = s.trace_id AND e.uid = s.uid
+    FROM slices s LEFT JOIN (  -- the arguments' text made before the join, which then carries
+                               -- two strings, not every event's args (4 GB: 7M ops, out of memory)
+        SELECT trace_id, uid,
+               -- a TensorList argument is one level deeper than events.input_dims holds: read it from args
+               coalesce(CAST(input_dims AS VARCHAR),
+                        regexp_replace(json_extract(args, '$."Input Dims"')::VARCHAR, ',', ', ', 'g')) AS input_shapes,
+               coalesce(to_json(input_types)::VARCHAR, json_extract(args, '$."Input type"')::VARCHAR) AS input_types
+        FROM events WHERE cat IN ('cpu_op', 'user_annotation', 'cuda_runtime', 'cuda_driver')
+    ) e ON e.trace_id = s.trace_id AND e.uid = s.uid
     WHERE s.cat IN ('cpu_op', 'user_annotation', 'cuda_runtime', 'cuda_driver')
 ),
 kl AS (  -- device events with a launch call in the tree, placed at the deeper of the launch call
