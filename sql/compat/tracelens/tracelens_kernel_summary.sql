@@ -25,21 +25,21 @@
 --   "Percent of kernels time (%)"     DOUBLE   % (0-100) of the summed duration of all rows of the trace
 --   "Percent of total time (%)"       DOUBLE   % (0-100) of tracelens_gpu_timeline's total_time
 CREATE OR REPLACE VIEW tracelens_kernel_summary AS
-WITH k AS (
+WITH k AS (  -- the parent: the kernel's op, else its launch call (an op_uid is always a slice's uid),
+             -- found in one join with the slices (two were more than DuckDB's memory at 4 GB)
     SELECT k.trace_id, k.name, k.stream, k.dur_ns,
            CASE WHEN k.launch_uid IS NULL THEN ''
-                WHEN o.uid IS NOT NULL THEN coalesce(c.category, 'other')
+                WHEN k.op_uid IS NOT NULL THEN coalesce(c.category, 'other')
                 ELSE 'runtime' END AS pcat,
-           CASE WHEN k.launch_uid IS NULL THEN '' ELSE coalesce(o.name, l.name, '') END AS pop
+           CASE WHEN k.launch_uid IS NULL THEN '' ELSE coalesce(p.name, '') END AS pop
     FROM _tracelens_gpu_events k
-    LEFT JOIN slices o ON o.trace_id = k.trace_id AND o.uid = k.op_uid
-    LEFT JOIN slices l ON l.trace_id = k.trace_id AND l.uid = k.launch_uid
-    LEFT JOIN _tracelens_op_category c ON c.name = o.name
+    LEFT JOIN slices p ON p.trace_id = k.trace_id AND p.uid = coalesce(k.op_uid, k.launch_uid)
+    LEFT JOIN _tracelens_op_category c ON k.op_uid IS NOT NULL AND c.name = p.name
     WHERE k.cat = 'kernel'
 ),
 g AS (
     SELECT trace_id, pcat, pop, name, stream,
-           sum(dur_ns) / 1000.0 AS s, count(*) AS n, avg(dur_ns) / 1000.0 AS m,
+           sum(dur_ns) AS ns, sum(dur_ns) / 1000.0 AS s, count(*) AS n, avg(dur_ns) / 1000.0 AS m,
            min(dur_ns) / 1000.0 AS lo, max(dur_ns) / 1000.0 AS hi
     FROM k GROUP BY ALL
 ),
@@ -50,7 +50,8 @@ SELECT g.trace_id, pcat AS "Parent op category", pop AS "Parent cpu_op", name AS
        stream AS "Kernel stream",
        s AS "Kernel duration (µs)_sum", n AS "Kernel duration (µs)_count", m AS "Kernel duration (µs)_mean",
        lo AS "Kernel duration (µs)_min", hi AS "Kernel duration (µs)_max",
-       100.0 * s / nullif(sum(s) OVER (PARTITION BY g.trace_id), 0) AS "Percent of kernels time (%)",
+       -- over the integer sums: the same whatever order the groups are added in
+       100.0 * ns / nullif(sum(ns) OVER (PARTITION BY g.trace_id), 0) AS "Percent of kernels time (%)",
        100.0 * s / nullif(tot.total_us, 0) AS "Percent of total time (%)"
 FROM g LEFT JOIN tot ON tot.trace_id = g.trace_id
 ORDER BY g.trace_id, s DESC, pop, name, stream;
