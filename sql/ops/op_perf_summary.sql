@@ -41,4 +41,4 @@ SELECT trace_id, device, name, category, shapes, dtype, any_value(precision) AS 
        any_value(roofline_bound) AS roofline_bound
 FROM op_perf
 GROUP BY trace_id, device, name, category, shapes, dtype, innermost, flops, bytes
-ORDER BY trace_id, gpu_sum_ns DESC, name, shapes;
+ORDER BY trace_id, gpu_sum_ns DESC, name, shapes, dtype, category, device, innermost, flops, bytes;
