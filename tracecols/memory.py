@@ -13,7 +13,7 @@ for_this_process() before polars or pyarrow is loaded:
   Left to itself glibc raises that threshold to the largest block freed so far (up to
   32 MB), after which such blocks come from its heaps, where what is freed stays resident.
   (1 MB saved no more memory and made the tree of a 1 GB trace 55 % slower: mapping and
-  zeroing every block of 1-16 MB anew.);
+  zeroing every block of 1-16 MB anew);
 - polars' jemalloc purges freed pages at once rather than after 10 s.
 The command also calls without_pandas().
 A program that imports tracecols as a library keeps its own settings. Between stages the
