@@ -1,4 +1,4 @@
-"""The elements of a document's big array, decoded in multi-MB chunks cut between elements.
+"""The elements of a document's big array, decoded in blocks of about a megabyte cut between elements.
 
 ijson's C backend builds the Python objects one parser event at a time. msgspec decodes a
 whole buffer about 2.5x faster into the very same objects: integers as int (of any size),
