@@ -30,12 +30,13 @@ def _generator():
 def write(path, steps, rank=0, world=1, seed=0):
     synth = _generator()
     w = synth.Writer(rank, world, seed)
-    # the document's keys in synth_trace's order, its events left out: written around them
+    # no step taken: the document's keys in synth_trace's order, written around the events, and
+    # its metadata events, which come first
     head = w.doc(0)
-    meta, events_key = head["traceEvents"], "traceEvents"
-    before = {k: head[k] for k in list(head)[:list(head).index(events_key)]}
-    after = {k: head[k] for k in list(head)[list(head).index(events_key) + 1:]}
-    w = synth.Writer(rank, world, seed)
+    keys = list(head)
+    at = keys.index("traceEvents")
+    before, after = {k: head[k] for k in keys[:at]}, {k: head[k] for k in keys[at + 1:]}
+    meta = head["traceEvents"]
     first = True
 
     def put(f, events):

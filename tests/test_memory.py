@@ -1,4 +1,5 @@
 """memory.for_this_process: what tracecols' own processes set for their allocators."""
+import os
 import subprocess
 import sys
 
@@ -30,7 +31,7 @@ print((resident() - before) >> 20)
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc and /proc are Linux's")
 def test_big_blocks_go_back_to_the_system_once_freed():
     def kept(mode):
-        env = {k: v for k, v in __import__("os").environ.items() if not k.startswith("MALLOC_")}
+        env = {k: v for k, v in os.environ.items() if not k.startswith("MALLOC_")}
         r = subprocess.run([sys.executable, "-c", _TWICE, mode], capture_output=True, text=True, env=env)
         assert r.returncode == 0, r.stderr
         return int(r.stdout)
