@@ -56,9 +56,11 @@ DEEP_STACKS = [
 ]
 DF_INDEX = "HolisticTraceAnalysis/tests/data/df_index_resolver/df_index_resolver.json.gz"  # 2,035 annotations
 MTIA = "HolisticTraceAnalysis/tests/data/mtia_inference_trace/mtia_inference_rank_0.json.gz"  # 1,696
+VLLM_CAPTURE = ("TraceLens/tests/traces/inference/vllm_decode_full/capture_traces/"
+                "graph_capture_rank_0.1773709742341309550.pt.trace.json.gz")  # 70 levels, 1,184 [memory]
 SGLANG_CAPTURE = "TraceLens/tests/traces/inference/sglang_decode/capture_traces/bs_32_rank0.json.gz"  # 62 levels
 REWRITTEN = {
-    "memory_timeline": DEEP_STACKS + [DF_INDEX],
+    "memory_timeline": DEEP_STACKS + [DF_INDEX, VLLM_CAPTURE],
     # host annotations only (DF_INDEX), both sides, few (train_resnet18, normalization_layer_test)
     "_annotations": [DF_INDEX, "TraceLens/tests/traces/mi300/ddp_resnet18_no_pool/train_resnet18.json.gz",
                      "TraceLens/tests/traces/perf_model/normalization/normalization_layer_test.json.gz"],

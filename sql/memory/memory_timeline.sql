@@ -7,12 +7,13 @@
 -- Device Id, Addr). Order per (trace_id, device_type, device_id): ts_ns, then file order.
 -- net_bytes is the running sum of bytes from the first event of the trace on that device: the
 -- growth since the profiler started (old traces write no totals, only Bytes).
--- The op: the innermost host slice of the event's own thread (pid, tid) whose [ts, end) holds
--- the event's ts (a zero-length slice holds its own point), then the nearest cpu_op at or above
--- it (slices.op_uid) — null when the event is outside every cpu_op. Found in the host tree:
--- the last slice of the thread starting at or before ts (the deepest of those starting
--- together; an ASOF join), then up its parents to the first that holds ts: the deepest of
--- its ancestors-or-self (the slices whose [pre, subtree_end] holds its pre) that holds ts.
+-- The op: the innermost cpu_op of the event's own thread (pid, tid) whose [ts, end) holds the
+-- event's ts (a zero-length op holds its own point) — null when the event is outside every
+-- cpu_op. Found in the host tree, among the thread's cpu_ops only (the other slices, Python
+-- frames above all, are most of a deep stack and hold no answer): the last op of the thread
+-- starting at or before ts (the deepest of those starting together; an ASOF join), then the
+-- deepest of its ops-ancestors-or-self (the ops whose [pre, subtree_end] holds its pre) that
+-- holds ts.
 -- Columns (one row per `[memory]` event):
 --   trace_id         INTEGER  trace
 --   rank             INTEGER  rank (null when unknown)
@@ -36,22 +37,23 @@ WITH m AS NOT MATERIALIZED (
     FROM events
     WHERE ph IN ('i', 'I') AND name = '[memory]' AND ts_ns IS NOT NULL
 ),
-ts AS NOT MATERIALIZED (  -- the slices of the threads that allocate (read twice: a materialised
+ts AS NOT MATERIALIZED (  -- the cpu_ops of the threads that allocate (read twice: a materialised
                           -- CTE in the query keeps DuckDB from planning any join as an IEJoin)
-    SELECT s.trace_id, s.pid, s.tid, s.uid, s.ts_ns, s.end_ns, s.pre, s.subtree_end, s.op_uid
+    SELECT s.trace_id, s.pid, s.tid, s.uid, s.ts_ns, s.end_ns, s.pre, s.subtree_end
     FROM slices s SEMI JOIN (SELECT DISTINCT trace_id, pid, tid FROM m) q
       ON q.trace_id = s.trace_id AND q.pid = s.pid AND q.tid = s.tid
+    WHERE s.cat = 'cpu_op'
 ),
-th AS (  -- of the slices starting together, the deepest (last in pre-order)
+th AS (  -- of the ops starting together, the deepest (last in pre-order)
     SELECT trace_id, pid, tid, ts_ns, max(pre) AS pre FROM ts GROUP BY ALL
 ),
-cur AS (  -- per event, the last slice of its thread starting at or before it
+cur AS (  -- per event, the last op of its thread starting at or before it
     SELECT m.trace_id, m.uid, m.ts_ns AS t, _tc_pos(m.trace_id, th.pre) AS p
     FROM m ASOF JOIN th ON th.trace_id = m.trace_id AND th.pid = m.pid AND th.tid = m.tid AND th.ts_ns <= m.ts_ns
 ),
 found AS (  -- the deepest of its ancestors-or-self that holds the event's time (a walk up the
             -- parents stops at the first that does); an inequality join on pre-order positions
-    SELECT c.trace_id, c.uid, arg_max_null(a.op_uid, a.pre) AS op_uid
+    SELECT c.trace_id, c.uid, arg_max(a.uid, a.pre) AS op_uid
     FROM cur c JOIN ts a ON _tc_pos(a.trace_id, a.pre) <= c.p AND c.p <= _tc_pos(a.trace_id, a.subtree_end)
     WHERE c.t < a.end_ns OR a.end_ns = a.ts_ns AND a.ts_ns = c.t
     GROUP BY c.trace_id, c.uid
