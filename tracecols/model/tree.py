@@ -79,7 +79,11 @@ def host_slices_frame(ev):
 
 
 def prev_greater(a, x):
-    """For each i: the largest j < i with a[j] > x[i], or -1 (vectorised segment-tree search)."""
+    """For each i: the largest j < i with a[j] > x[i], or -1 (vectorised segment-tree search).
+
+    Each step works on the searches still going only: most end within a few levels (a
+    slice's parent is mostly just before it), so a step over every search would be mostly
+    wasted."""
     n = len(a)
     if n == 0:
         return np.empty(0, np.int64)
@@ -90,25 +94,28 @@ def prev_greater(a, x):
     for lvl in range(size.bit_length() - 2, -1, -1):  # build parents level by level
         s0, s1 = 1 << lvl, 1 << (lvl + 1)
         tree[s0:s1] = np.maximum(tree[2 * s0:2 * s1:2], tree[2 * s0 + 1:2 * s1:2])
-    v = np.arange(n, dtype=np.int64) + size
-    found = np.zeros(n, bool)
-    alive = np.ones(n, bool)  # still climbing
-    while alive.any():
-        right = (v & 1).astype(bool) & alive
-        hit = right & (tree[np.where(right, v - 1, 0)] > x)
-        v = np.where(hit, v - 1, v)
-        found |= hit
-        alive &= ~hit
-        v = np.where(alive, v >> 1, v)
-        alive &= v > 1
-    while True:
-        down = found & (v < size)
-        if not down.any():
-            break
+    out = np.full(n, -1, dtype=np.int64)
+    # up: from leaf i, the first left sibling on the way to the root whose maximum exceeds x[i]
+    i = np.arange(n, dtype=np.int64)
+    v = i + size
+    xi = x
+    hits_i, hits_v = [], []
+    while len(i):
+        hit = (v & 1).astype(bool) & (tree[v - 1] > xi)
+        hits_i.append(i[hit])
+        hits_v.append(v[hit] - 1)
+        go = ~hit & (v > 3)  # v of 2 or 3 has the root above it: nothing left of it there
+        i, v, xi = i[go], v[go] >> 1, xi[go]
+    # down: from that sibling to its last leaf whose value exceeds x[i]
+    i, v = np.concatenate(hits_i), np.concatenate(hits_v)
+    xi = x[i]
+    while len(i):
+        leaf = v >= size
+        out[i[leaf]] = v[leaf] - size
+        i, v, xi = i[~leaf], v[~leaf], xi[~leaf]
         r = 2 * v + 1
-        go_r = tree[np.where(down, r, 0)] > x
-        v = np.where(down, np.where(go_r, r, 2 * v), v)
-    return np.where(found, v - size, -1)
+        v = np.where(tree[r] > xi, r, r - 1)
+    return out
 
 
 def chain_reduce(parent, values, op):
@@ -154,7 +161,10 @@ def nest(group, ts, end, tol=TOL_NS):
         if parent is not None and np.array_equal(new_parent, parent):
             break
         parent = new_parent
-        eff = chain_reduce(parent, end, np.minimum)
+        new_eff = chain_reduce(parent, end, np.minimum)
+        if np.array_equal(new_eff, eff):  # nothing clipped: the next pass would find the same parents
+            break
+        eff = new_eff
     else:
         raise RuntimeError("tracecols: host tree did not settle (please report this trace)")
     depth = chain_reduce(parent, (parent >= 0).astype(np.int64), np.add)
