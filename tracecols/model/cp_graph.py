@@ -73,7 +73,7 @@ class Graph:
     link_kind: np.ndarray  # KINDS code (START for a run head)
     link_w: np.ndarray  # ns the link counts
     link_uid: np.ndarray  # the event its time is spent in (-1: none)
-    x_src: np.ndarray  # cross edges: from node
+    x_src: np.ndarray  # cross edges, in order of their destination: from node
     x_dst: np.ndarray  # to node
     x_w: np.ndarray  # ns
     x_kind: np.ndarray  # LAUNCH, SYNC or WAIT
@@ -180,7 +180,9 @@ def _host_nodes(rel, win):
     k3 = np.concatenate([np.zeros(n, np.int64), -rel["depth"].to_numpy()[rows].astype(np.int64)])
     ww = np.concatenate([w, w])
     order = np.lexsort((k3, k2, k1, ww))
+    del k1, k2, k3, w
     src = np.concatenate([rows, rows])[order]  # each node's row of rel
+    del rows
 
     def col(name, fill=None):
         c = rel[name]
@@ -188,6 +190,7 @@ def _host_nodes(rel, win):
 
     enter = enter[order]
     ww = ww[order]
+    del order
     thread = col("thread")
     t = np.where(enter, col("ts_ns"), col("end_ns"))
     new_run = np.ones(len(src), bool)
@@ -313,6 +316,7 @@ def build(slices, kernels, syncs=None, pattern=STEP_PATTERN):
     rel = _host_slices(sl)
     win = _windows(sl, pattern, rel)
     hn = _host_nodes(rel, win)
+    del rel  # memory is the limit on a big trace: each frame and array goes once it is used
     n_host = len(hn["t"])
     k = (lazy_events(kernels, KERNEL_COLUMNS).filter(pl.col("launch_uid").is_not_null())
          .collect().with_columns(pl.col("trace_id").cast(pl.Int32)))
@@ -350,31 +354,8 @@ def build(slices, kernels, syncs=None, pattern=STEP_PATTERN):
           & (pl.col("wait_end").is_null() | (pl.col("wait_end") < pl.col("prev_end"))))
     kw = kw.with_columns(launch_ok.alias("launch_ok"), kk.alias("kk"))
     m = kw.height
-    # two nodes per device event, its start (node n_host + 2i) and its end (n_host + 2i + 1)
-    kuid = kw["uid"].to_numpy()
-    prev_uid = np.roll(kuid, 1)
-    kk_arr = kw["kk"].to_numpy()
+    # cross edges (they need kw and hn, dropped before the node arrays are put together)
     ts = kw["ts_ns"].to_numpy()
-    g_t = np.empty(2 * m, np.int64)
-    g_t[0::2], g_t[1::2] = ts, kw["end_ns"].to_numpy()
-    g_kind = np.empty(2 * m, np.int64)
-    g_kind[0::2], g_kind[1::2] = np.where(kk_arr, KERNEL_KERNEL, START), KERNEL
-    g_w = np.empty(2 * m, np.int64)
-    g_w[0::2] = np.where(kk_arr, np.maximum(ts - kw["prev_end"].fill_null(0).to_numpy(), 0), 0)
-    g_w[1::2] = kw["dur_ns"].fill_null(0).to_numpy()
-    g_luid = np.empty(2 * m, np.int64)
-    g_luid[0::2], g_luid[1::2] = np.where(kk_arr, prev_uid, -1), kuid
-
-    # all nodes
-    window = np.concatenate([hn["w"], np.repeat(kw["w"].to_numpy(), 2)])
-    t = np.concatenate([hn["t"], g_t])
-    uid = np.concatenate([hn["uid"], np.repeat(kuid, 2)])
-    kind = np.concatenate([hn["kind"], g_kind])
-    lw = np.concatenate([hn["lw"], g_w])
-    luid = np.concatenate([hn["luid"], g_luid])
-    head = run_heads(kind == START)
-
-    # cross edges
     la = np.flatnonzero(kw["launch_ok"].to_numpy())
     xs = [(kw["launch_node"].to_numpy()[la], n_host + 2 * la,
            np.maximum(ts[la] - kw["launch_t"].to_numpy()[la], 0), LAUNCH),
@@ -383,7 +364,38 @@ def build(slices, kernels, syncs=None, pattern=STEP_PATTERN):
           _sync_edges(req, hn, kw, n_host)]
     x_src, x_dst, x_w = (np.concatenate([x[i] for x in xs]).astype(np.int64) for i in range(3))
     x_kind = np.concatenate([np.full(len(x[0]), x[3], np.int64) for x in xs])
+    del xs, la
     o = np.lexsort((x_src, x_kind, x_dst))  # a fixed order: ties between entries go by it
+
+    # two nodes per device event, its start (node n_host + 2i) and its end (n_host + 2i + 1)
+    kuid = kw["uid"].to_numpy()
+    kk_arr = kw["kk"].to_numpy()
+    g_t = np.empty(2 * m, np.int64)
+    g_t[0::2], g_t[1::2] = ts, kw["end_ns"].to_numpy()
+    g_kind = np.empty(2 * m, np.int64)
+    g_kind[0::2], g_kind[1::2] = np.where(kk_arr, KERNEL_KERNEL, START), KERNEL
+    g_w = np.empty(2 * m, np.int64)
+    g_w[0::2] = np.where(kk_arr, np.maximum(ts - kw["prev_end"].fill_null(0).to_numpy(), 0), 0)
+    g_w[1::2] = kw["dur_ns"].fill_null(0).to_numpy()
+    g_luid = np.empty(2 * m, np.int64)
+    g_luid[0::2], g_luid[1::2] = np.where(kk_arr, np.roll(kuid, 1), -1), kuid
+    g_window = np.repeat(kw["w"].to_numpy(), 2)
+    del kw, k, kin, wp_w, launches, ts, kk_arr
+
+    # all nodes: host runs, then device events
+    window = np.concatenate([hn.pop("w"), g_window])
+    del g_window
+    t = np.concatenate([hn.pop("t"), g_t])
+    del g_t
+    uid = np.concatenate([hn.pop("uid"), np.repeat(kuid, 2)])
+    del kuid
+    kind = np.concatenate([hn.pop("kind"), g_kind])
+    del g_kind
+    lw = np.concatenate([hn.pop("lw"), g_w])
+    del g_w
+    luid = np.concatenate([hn.pop("luid"), g_luid])
+    del g_luid, hn
+    head = run_heads(kind == START)
     return Graph(window=window, head=head, t=t, uid=uid, link_kind=kind, link_w=lw, link_uid=luid,
                  x_src=x_src[o], x_dst=x_dst[o], x_w=x_w[o], x_kind=x_kind[o], windows=win)
 

@@ -27,6 +27,7 @@ def critical_path_edges(slices, kernels, syncs=None, pattern=cp_graph.STEP_PATTE
     g = cp_graph.build(slices, kernels, syncs, pattern)
     dist, arg, best, _ = longest_path.solve(g)
     w, kind, src, dst, weight, uid = longest_path.paths(g, dist, arg, best)
+    del dist, arg, best  # a big graph's memory: what the table needs of it is g.uid and g.t
     if len(w) == 0:
         return SCHEMA.empty_table()
     seq = np.arange(len(w)) - np.searchsorted(w, w, "left")  # paths come window by window

@@ -100,7 +100,7 @@ def _sequential(g, P, lazy, seq, val):
 def _levels(g, lazy):
     """Per node, the level of its run: 0 without launch entries, else one more than the runs
     those launches come from."""
-    lvl = np.zeros(len(g.t), np.int64)
+    lvl = np.zeros(len(g.t), np.int32)
     li = np.flatnonzero(lazy)
     src_run, dst_run = g.head[g.x_src[li]], g.head[g.x_dst[li]]
     while True:
@@ -112,9 +112,12 @@ def _levels(g, lazy):
         lvl = new
 
 
+PART_NODES = 1 << 21  # nodes solved at once (whole runs): bounds the memory of a big graph
+
+
 def _all_runs(g, P, lazy, val):
     """dist, arg and best of every node, given the values of the sync and wait edges: the runs
-    level by level, each launch's value from the level below."""
+    level by level, each launch's value from the level below; each level in parts of whole runs."""
     n = len(g.t)
     dist = np.zeros(n, np.int64)
     arg = np.arange(n)
@@ -122,36 +125,38 @@ def _all_runs(g, P, lazy, val):
     if n == 0:
         return dist, arg, best
     level = _levels(g, lazy)
+    cuts = np.append(np.unique(g.head[::PART_NODES]), n)  # each at the head of a run
     val = val.copy()
     li = np.flatnonzero(lazy)
     for lv in range(int(level.max()) + 1):
         if lv:
             val[li] = dist[g.x_src[li]] + g.x_w[li]
-        nodes = np.flatnonzero(level == lv)
-        d, a, b = _runs(g, P, val, nodes)
-        dist[nodes], arg[nodes], best[nodes] = d, a, b
+        for a, b in zip(cuts[:-1], cuts[1:]):
+            nodes = a + np.flatnonzero(level[a:b] == lv)
+            if len(nodes):
+                dist[nodes], arg[nodes], best[nodes] = _runs(g, P, val, nodes)
     return dist, arg, best
 
 
 def _runs(g, P, val, nodes):
-    """dist, arg, best for `nodes` (whole runs, in order) from the cross edges' values."""
-    pos = np.full(len(g.t), -1, np.int64)
-    pos[nodes] = np.arange(len(nodes))
-    xd = g.x_dst
-    ok = (pos[xd] >= 0) & (val > NEG)
-    e = np.flatnonzero(ok)
+    """dist, arg, best for `nodes` (whole runs, ascending) from the cross edges' values."""
+    m = len(nodes)
+    xd = g.x_dst  # ascending: the edges into these nodes are one range of them
+    e = np.arange(np.searchsorted(xd, nodes[0], "left"), np.searchsorted(xd, nodes[-1], "right"))
+    at = np.minimum(np.searchsorted(nodes, xd[e]), m - 1)  # the destination's place in `nodes`
+    ok = (nodes[at] == xd[e]) & (val[e] > NEG)
+    e, at = e[ok], at[ok]
     key = val[e] - P[xd[e]]
     # the best entry at each node: highest key, then the first edge
-    o = np.lexsort((e, -key, xd[e]))
-    e, key = e[o], key[o]
+    o = np.lexsort((e, -key, at))
+    e, key, at = e[o], key[o], at[o]
     first = np.ones(len(e), bool)
-    first[1:] = xd[e][1:] != xd[e][:-1]
-    e, key = e[first], key[first]
-    m = len(nodes)
+    first[1:] = at[1:] != at[:-1]
+    e, key, at = e[first], key[first], at[first]
     node_key = np.full(m, NEG, np.int64)
     node_best = np.full(m, -2, np.int64)  # -2: no entry here
-    node_key[pos[xd[e]]] = key
-    node_best[pos[xd[e]]] = e
+    node_key[at] = key
+    node_best[at] = e
     is_head = g.head[nodes] == nodes
     start = is_head & (node_best == -2)
     node_key[start], node_best[start] = 0, -1
