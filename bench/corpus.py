@@ -57,7 +57,9 @@ def traces(args):
 
 
 def short(path, roots):
-    for r in roots:
+    """The trace's name: its path under the first directory given that holds it, else under
+    the corpus, else its file name (a trace given by itself is no root: all would be '.')."""
+    for r in [r for r in roots if Path(r).is_dir()] + [str(DEFAULT_DIR)]:
         try:
             return str(Path(path).resolve().relative_to(Path(r).resolve()))
         except ValueError:
