@@ -249,3 +249,17 @@ def test_events_table_has_normalised_categories(tmp_path):
                    ("gpu_memcpy", "Memcpy"), ("gpu_memset", "Memset"), ("cuda_runtime", "hip_runtime"),
                    ("cpu_op", "cpu_op")]
     assert pa.types.is_int64(t.table("events").schema.field("ts_ns").type)
+
+
+def test_args_and_extra_keys_keep_the_trace_order(tmp_path):
+    """Events of rare layouts share one batch; their args and unknown keys are written back in the
+    order the trace has them, the same on every run (a set's order would change with the hash seed)."""
+    keys = ["zeta", "alpha", "mid", "omega", "beta", "kappa"]
+    events = [dict({"ph": "i", "name": f"e{i}", "ts": i, "pid": 1, "tid": 1,
+                    "args": {k: j for j, k in enumerate(keys[i:] + keys[:i])}},
+                   **{f"x_{k}_{i}": i for k in keys[::-1]})
+              for i in range(len(keys))]
+    _, rows = _events(_write(tmp_path, "t.json", {"traceEvents": events}))
+    for e, r in zip(events, rows):
+        assert list(json.loads(r["args"])) == list(e["args"])
+        assert list(json.loads(r["extra"])) == [k for k in e if k.startswith("x_")]

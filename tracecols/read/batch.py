@@ -209,8 +209,9 @@ def _group_columns(evs, ekeys, akeys, mixed, checked):
         cols.update(_convert(args, promo_keys, _PROMO, rest, checked)[0])
         if mixed:
             for i, a in enumerate(args):
-                for k in a.keys() - _PROMO.keys():
-                    rest.setdefault(i, {})[k] = a[k]
+                for k in a:  # in the trace's order (a set difference's order changes run to run)
+                    if k not in _PROMO:
+                        rest.setdefault(i, {})[k] = a[k]
                 for k, v in a.items():
                     if v is None and k in _PROMO:
                         rest.setdefault(i, {})[k] = None
@@ -229,8 +230,9 @@ def _group_columns(evs, ekeys, akeys, mixed, checked):
                             rest.setdefault(int(i), {})[k] = None
     if mixed:
         for i, e in enumerate(evs):
-            for k in e.keys() - _CORE.keys() - {"args"}:
-                extra.setdefault(i, {})[k] = e[k]
+            for k in e:
+                if k not in _CORE and k != "args":
+                    extra.setdefault(i, {})[k] = e[k]
     else:
         others = [k for k in ekeys if k not in _CORE and (k != "args" or akeys is None)]
         if others:
