@@ -1,4 +1,5 @@
-"""memory.for_this_process: what tracecols' own processes set for their allocators."""
+"""Memory settings of tracecols' own processes: what they set for their allocators (memory.for_this_process)
+and how much DuckDB may use for the views (pipeline._views_memory)."""
 import os
 import subprocess
 import sys
@@ -37,3 +38,12 @@ def test_big_blocks_go_back_to_the_system_once_freed():
         return int(r.stdout)
     assert kept("default") >= 20  # what the setting is for: glibc alone keeps the second block
     assert kept("set") <= 4
+
+
+def test_the_views_get_more_memory_on_a_big_trace_within_a_quarter_of_the_machine():
+    from tracecols.pipeline import _views_memory
+    assert _views_memory(0) == "640MB"
+    assert _views_memory(3_572_004) == "640MB"  # the 1 GB synthetic trace keeps the default
+    assert _views_memory(14_288_004) == "1526MB"  # 4 GB: 112 B an event, 1,600,256,448 B
+    machine = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    assert _views_memory(10**12) == f"{machine // 4 >> 20}MB"
