@@ -60,17 +60,40 @@ CREATE OR REPLACE MACRO _tc_ints(s) AS
 CREATE OR REPLACE MACRO _tc_at(l, i) AS l[least(i, len(l))];
 CREATE OR REPLACE MACRO _tc_true(s) AS (lower(s) IN ('true', '1'));
 CREATE OR REPLACE VIEW op_perf AS
-WITH ops AS MATERIALIZED (
-    SELECT s.trace_id, s.rank, s.uid, s.name, s.pid, s.tid, s.ts_ns, s.pre, s.subtree_end,
-           e.input_dims AS d, e.input_types AS ty, e.concrete_inputs AS ci,
-           e.flops AS prof_flops, e.kernel_flop, e.kernel_num_gb,
-           c.category AS tl_cat
-    FROM slices s
-    JOIN events e ON e.trace_id = s.trace_id AND e.uid = s.uid
-    LEFT JOIN _tracelens_op_category c ON c.name = s.name
-    WHERE s.cat = 'cpu_op'
-      AND (e.input_dims IS NOT NULL OR e.flops IS NOT NULL OR e.kernel_flop IS NOT NULL
-           OR e.kernel_num_gb IS NOT NULL)
+WITH ops AS MATERIALIZED (  -- the ops with a model (which, by name) or a flops argument: only
+                           -- these are carried, with their argument lists, into every model
+    SELECT * FROM (
+        SELECT s.trace_id, s.rank, s.uid, s.name, s.pid, s.tid, s.ts_ns, s.pre, s.subtree_end,
+               e.input_dims AS d, e.input_types AS ty, e.concrete_inputs AS ci,
+               e.flops AS prof_flops, e.kernel_flop, e.kernel_num_gb,
+               CASE WHEN s.name IN ('aten::mm', 'aten::addmm', 'aten::addmm_', 'aten::_addmm_activation',
+                                    'aten::bmm', 'aten::baddbmm', 'aten::baddbmm_', 'aten::matmul',
+                                    'aten::linear', 'aten::_scaled_mm', 'aten::_int_mm') THEN 'gemm'
+                    WHEN s.name IN ('aten::convolution', 'aten::conv1d', 'aten::conv2d', 'aten::conv3d',
+                                    'aten::conv_transpose1d', 'aten::conv_transpose2d',
+                                    'aten::conv_transpose3d') THEN 'conv'
+                    WHEN s.name = 'aten::convolution_backward' THEN 'conv_bwd'
+                    WHEN s.name IN ('aten::scaled_dot_product_attention',
+                                    'aten::_scaled_dot_product_flash_attention',
+                                    'aten::_scaled_dot_product_flash_attention_for_cpu',
+                                    'aten::_scaled_dot_product_efficient_attention',
+                                    'aten::_scaled_dot_product_cudnn_attention',
+                                    'aten::_flash_attention_forward', 'aten::_efficient_attention_forward',
+                                    'aten::_scaled_dot_product_flash_attention_backward',
+                                    'aten::_scaled_dot_product_flash_attention_for_cpu_backward',
+                                    'aten::_scaled_dot_product_efficient_attention_backward',
+                                    'aten::_scaled_dot_product_cudnn_attention_backward',
+                                    'aten::_flash_attention_backward',
+                                    'aten::_efficient_attention_backward') THEN 'sdpa'
+                    WHEN c.category IN ('elementwise', 'NORM_fwd', 'NORM_bwd') THEN 'bytes' END AS model,
+               c.category AS tl_cat
+        FROM slices s
+        JOIN events e ON e.trace_id = s.trace_id AND e.uid = s.uid
+        LEFT JOIN _tracelens_op_category c ON c.name = s.name
+        WHERE s.cat = 'cpu_op'
+          AND (e.input_dims IS NOT NULL OR e.flops IS NOT NULL OR e.kernel_flop IS NOT NULL
+               OR e.kernel_num_gb IS NOT NULL))
+    WHERE model IS NOT NULL OR prof_flops IS NOT NULL OR kernel_flop IS NOT NULL OR kernel_num_gb IS NOT NULL
 ),
 gemm_in AS (  -- A, B operands, bias, and the element sizes
     SELECT *,
@@ -84,10 +107,7 @@ gemm_in AS (  -- A, B operands, bias, and the element sizes
              WHEN name = 'aten::_scaled_mm' AND len(d) >= 5 AND len(d[5]) > 0 THEN d[5] END AS bias,
         CASE WHEN name IN ('aten::addmm', 'aten::addmm_', 'aten::_addmm_activation', 'aten::baddbmm',
                            'aten::baddbmm_') THEN ty[2] ELSE ty[1] END AS ta
-    FROM ops
-    WHERE name IN ('aten::mm', 'aten::addmm', 'aten::addmm_', 'aten::_addmm_activation', 'aten::bmm',
-                   'aten::baddbmm', 'aten::baddbmm_', 'aten::matmul', 'aten::linear', 'aten::_scaled_mm',
-                   'aten::_int_mm')
+    FROM ops WHERE model = 'gemm'
 ),
 gemm AS (
     SELECT *, CASE WHEN gb IS NULL THEN NULL
@@ -134,9 +154,7 @@ conv_in AS (
              WHEN name IN ('aten::conv1d', 'aten::conv2d', 'aten::conv3d') THEN TRY_CAST(ci[7] AS BIGINT)
              WHEN name LIKE 'aten::conv_transpose%' THEN TRY_CAST(ci[7] AS BIGINT)
              WHEN name = 'aten::convolution_backward' THEN TRY_CAST(ci[10] AS BIGINT) END AS groups
-    FROM ops
-    WHERE name IN ('aten::convolution', 'aten::conv1d', 'aten::conv2d', 'aten::conv3d',
-                   'aten::conv_transpose1d', 'aten::conv_transpose2d', 'aten::conv_transpose3d')
+    FROM ops WHERE model = 'conv'
 ),
 conv_out AS (  -- output spatial sizes
     SELECT *, CASE WHEN transposed THEN
@@ -163,7 +181,7 @@ conv_m AS (
            2.0 * 2.0 * d[2][1] * (CASE WHEN _tc_true(ci[8]) THEN _tc_numel(d[2][3:]) ELSE _tc_numel(d[1][3:]) END)
                * _tc_numel(d[3]),
            (2 * _tc_numel(d[1]) + 2 * _tc_numel(d[2]) + 2 * _tc_numel(d[3]))::DOUBLE * _tc_dtype_bytes(ty[1])
-    FROM ops WHERE name = 'aten::convolution_backward' AND len(d) >= 3 AND len(d[1]) >= 3
+    FROM ops WHERE model = 'conv_bwd' AND len(d) >= 3 AND len(d[1]) >= 3
 ),
 sdpa_in AS (
     SELECT *,
@@ -186,16 +204,7 @@ sdpa_in AS (
             WHEN 'aten::_flash_attention_backward' THEN _tc_true(ci[12])
             WHEN 'aten::_efficient_attention_backward' THEN coalesce(ci[15], '0') NOT IN ('0', '')
         END AS causal
-    FROM ops
-    WHERE name IN ('aten::scaled_dot_product_attention', 'aten::_scaled_dot_product_flash_attention',
-                   'aten::_scaled_dot_product_flash_attention_for_cpu',
-                   'aten::_scaled_dot_product_efficient_attention', 'aten::_scaled_dot_product_cudnn_attention',
-                   'aten::_flash_attention_forward', 'aten::_efficient_attention_forward',
-                   'aten::_scaled_dot_product_flash_attention_backward',
-                   'aten::_scaled_dot_product_flash_attention_for_cpu_backward',
-                   'aten::_scaled_dot_product_efficient_attention_backward',
-                   'aten::_scaled_dot_product_cudnn_attention_backward',
-                   'aten::_flash_attention_backward', 'aten::_efficient_attention_backward')
+    FROM ops WHERE model = 'sdpa'
 ),
 sdpa_dims AS (  -- q, k, v as [B, H, N, d]
     SELECT *, CASE WHEN bnhd THEN [q0[1], q0[3], q0[2], q0[4]] ELSE q0 END AS q,
@@ -220,7 +229,7 @@ bytes_m AS (  -- elementwise and norms: bytes only
            (list_sum(tb) + list_max(tb))::DOUBLE
     FROM (SELECT *, list_transform(range(1, len(d) + 1), lambda i: _tc_numel(d[i]) * _tc_dtype_bytes(ty[i])) AS tb,
                  list_filter(ty, lambda t: _tc_dtype_bytes(t) IS NOT NULL)[1] AS dtype
-          FROM ops WHERE tl_cat IN ('elementwise', 'NORM_fwd', 'NORM_bwd') AND len(d) = len(ty))
+          FROM ops WHERE model = 'bytes' AND len(d) = len(ty))
 ),
 shape_m AS (
     SELECT *, 'shape' AS flops_source FROM gemm_m
