@@ -355,7 +355,7 @@ def derive_from_file(events_path, infos, slices_path, clock=None, captures=()):
     rows and columns it needs) and its slices are built part by part (write_slices); a
     smaller one is read once, which is faster than a dozen scans and a sort on disk."""
     clock = clock or _Clock(None)
-    if not _small(events_path):
+    if not _small(_events_in(events_path)):
         write_slices(events_path, slices_path)
         ev = pl.scan_parquet(events_path)
     else:
@@ -377,10 +377,15 @@ def derive_from_file(events_path, infos, slices_path, clock=None, captures=()):
 IN_MEMORY_EVENTS = 1 << 20  # about 0.5 GB at the peak of the tree and links stages
 
 
-def _small(events_path):
-    """Whether the events file holds few enough events to be derived in memory (and to have
-    its views written two at a time)."""
-    return pq.ParquetFile(events_path).metadata.num_rows <= IN_MEMORY_EVENTS
+def _events_in(events_path):
+    """How many events the events file holds (from its footer)."""
+    return pq.ParquetFile(events_path).metadata.num_rows
+
+
+def _small(events):
+    """Whether `events` events are few enough to be derived in memory (and to have their views
+    written two at a time)."""
+    return events <= IN_MEMORY_EVENTS
 
 SLICE_ROWS = 1 << 20  # slices built at once (about 0.5 GB at the peak of a part)
 
@@ -429,13 +434,13 @@ def write_slices(events_path, out_path, chunk_rows=SLICE_ROWS):
 def _write_views(tmp, clock, view_seconds=None, only=None):
     # a file, not an Arrow table: the view threads' cursors do not see registered tables
     parquet.write_table(tmp / "device_specs.parquet", device_specs_table())
-    events = pq.ParquetFile(tmp / "events.parquet").metadata.num_rows
+    events = _events_in(tmp / "events.parquet")
     engine = Engine(parquet.table_files(tmp), origin=str(tmp), memory_limit=_views_memory(events),
                     temp_dir=tmp / ".spill", defer_views=True)
     # two views at a time pay off on small traces only (docs/performance.md); on big ones
     # they gain no time and add a second result's batches to the peak
     tracker().stage("analyses", total_items=len(engine.views))
-    written = engine.materialise_all_to(Path(tmp), threads=2 if _small(tmp / "events.parquet") else 1,
+    written = engine.materialise_all_to(Path(tmp), threads=2 if _small(events) else 1,
                                         view_seconds=view_seconds, only=only)
     engine.con.close()
     shutil.rmtree(tmp / ".spill", ignore_errors=True)
