@@ -30,5 +30,5 @@ WITH ev AS (
     WHERE s.cat IN ('cpu_op', 'user_annotation', 'cuda_runtime', 'cuda_driver')
 )
 SELECT ev.trace_id, ev.uid, ev.name, ev.cat, ev.input_shapes, ev.input_types, ev.dur_ns, ev.self_ns,
-       coalesce(d.self_device_ns, 0)::BIGINT AS self_device_ns, coalesce(d.device_ns, 0)::BIGINT AS device_ns
+       coalesce(d.self_device_ns, 0) AS self_device_ns, coalesce(d.device_ns, 0) AS device_ns
 FROM ev LEFT JOIN _op_device_time d ON d.trace_id = ev.trace_id AND d.uid = ev.uid;
