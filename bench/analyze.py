@@ -9,6 +9,7 @@ each analysis, and ends with
   RESULT analyze_ratio_to_ingest=R
 (R = all-analyses time / ingest time). --profile also prints DuckDB's slowest operators.
 """
+
 import argparse
 import os
 import resource

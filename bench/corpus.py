@@ -18,6 +18,7 @@ machine the minimum is the least disturbed measurement of either). Ends with
 (worst_view: the highest single-view ratio over all traces). The load average is printed
 before and after: compare runs only on a quiet machine.
 """
+
 import argparse
 import gzip
 import json
@@ -73,6 +74,7 @@ def measure(path, repeat=1):
     sys.path.insert(0, str(HERE))
     from e2e import _E2E, _run
     from ingest import _FLOOR
+
     floor = e2e = None
     for _ in range(repeat):
         f = _run(_FLOOR, str(path))
@@ -83,10 +85,18 @@ def measure(path, repeat=1):
     f = floor["s"]
     views = e2e["stages"].pop("view_seconds", {})
     worst = max(views.items(), key=lambda kv: kv[1], default=("-", 0.0))
-    return {"mb": path.stat().st_size / 1e6, "events": e2e["events"], "floor_s": f, "e2e_s": e2e["s"],
-            "e2e": e2e["s"] / f, "stages": {k: v / f for k, v in e2e["stages"].items()},
-            "views": {k: v / f for k, v in views.items()}, "worst_view": (worst[0], worst[1] / f),
-            "rss_mb": e2e["rss"] / 1e6, "rss_sampled_mb": e2e["rss_sampled"] / 1e6}
+    return {
+        "mb": path.stat().st_size / 1e6,
+        "events": e2e["events"],
+        "floor_s": f,
+        "e2e_s": e2e["s"],
+        "e2e": e2e["s"] / f,
+        "stages": {k: v / f for k, v in e2e["stages"].items()},
+        "views": {k: v / f for k, v in views.items()},
+        "worst_view": (worst[0], worst[1] / f),
+        "rss_mb": e2e["rss"] / 1e6,
+        "rss_sampled_mb": e2e["rss_sampled"] / 1e6,
+    }
 
 
 def main():
@@ -111,27 +121,34 @@ def main():
     order = sorted(rows, key=lambda n: -rows[n]["e2e"])
     stages = ["read", "tree", "links", "critical path", "views"]
     w = max(len(n) for n in order)
-    print(f"{'trace':<{w}} {'MB':>6} {'events':>8} {'floor s':>8} "
-          + " ".join(f"{s:>6}" for s in stages) + f" {'e2e':>6} {'RSS MB':>6} {'sampled':>7}  slowest view (x floor)")
-    for n in order[:a.top or None]:
+    print(
+        f"{'trace':<{w}} {'MB':>6} {'events':>8} {'floor s':>8} "
+        + " ".join(f"{s:>6}" for s in stages)
+        + f" {'e2e':>6} {'RSS MB':>6} {'sampled':>7}  slowest view (x floor)"
+    )
+    for n in order[: a.top or None]:
         r = rows[n]
-        print(f"{n:<{w}} {r['mb']:6.1f} {r['events']:8d} {r['floor_s']:8.3f} "
-              + " ".join(f"{r['stages'].get(s, 0):6.2f}" for s in stages)
-              + f" {r['e2e']:6.2f} {r['rss_mb']:6.0f} {r['rss_sampled_mb']:7.0f}  {r['worst_view'][0]}:{r['worst_view'][1]:.3f}")
+        print(
+            f"{n:<{w}} {r['mb']:6.1f} {r['events']:8d} {r['floor_s']:8.3f} "
+            + " ".join(f"{r['stages'].get(s, 0):6.2f}" for s in stages)
+            + f" {r['e2e']:6.2f} {r['rss_mb']:6.0f} {r['rss_sampled_mb']:7.0f}  {r['worst_view'][0]}:{r['worst_view'][1]:.3f}"
+        )
     big = sorted(rows, key=lambda n: -rows[n]["events"])[:5]
-    print(f"five largest (by events): worst e2e ratio {max(rows[n]['e2e'] for n in big):.2f} "
-          "(" + ", ".join(f"{n}={rows[n]['e2e']:.2f}" for n in big) + ")")
-    print(f"load average {load0[0]:.2f} before, {load1[0]:.2f} after; {os.cpu_count()} cores; "
-          f"{time.perf_counter() - t0:.0f} s")
+    print(
+        f"five largest (by events): worst e2e ratio {max(rows[n]['e2e'] for n in big):.2f} "
+        "(" + ", ".join(f"{n}={rows[n]['e2e']:.2f}" for n in big) + ")"
+    )
+    print(f"load average {load0[0]:.2f} before, {load1[0]:.2f} after; {os.cpu_count()} cores; {time.perf_counter() - t0:.0f} s")
     if a.json:
         Path(a.json).write_text(json.dumps(rows, indent=1))
     worst = order[0]
-    vname, vtrace = max(((v, n) for n in rows for v in rows[n]["views"]),
-                        key=lambda vn: rows[vn[1]]["views"][vn[0]])
+    vname, vtrace = max(((v, n) for n in rows for v in rows[n]["views"]), key=lambda vn: rows[vn[1]]["views"][vn[0]])
     print(f"worst single view: {vname} on {vtrace}")
-    print(f"RESULT worst_e2e_ratio={rows[worst]['e2e']:.2f} worst_trace={worst} "
-          f"worst_view={vname}:{rows[vtrace]['views'][vname]:.2f} "
-          f"median_e2e_ratio={statistics.median(r['e2e'] for r in rows.values()):.2f} traces={len(rows)}")
+    print(
+        f"RESULT worst_e2e_ratio={rows[worst]['e2e']:.2f} worst_trace={worst} "
+        f"worst_view={vname}:{rows[vtrace]['views'][vname]:.2f} "
+        f"median_e2e_ratio={statistics.median(r['e2e'] for r in rows.values()):.2f} traces={len(rows)}"
+    )
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ beside it: the parsers live during the read, the process peaks later, in the vie
 Prints each stage's time, and ends
   RESULT e2e_ratio_to_floor=R peak_rss_mb=M peak_rss_sampled_mb=S events=N
 """
+
 import json
 import os
 import sys
@@ -45,6 +46,7 @@ def _run(code, *args):
     peak private memory of its part parsers and "rss_sampled" the highest coincident total
     sampled (the upper and lower bound of its peak: bench/memwatch.py)."""
     from memwatch import run
+
     r, watch = run([sys.executable, "-c", code, *args])
     if r.returncode:
         sys.exit(r.stderr.strip().splitlines()[-1] if r.stderr.strip() else "failed")
@@ -62,6 +64,7 @@ def main():
     import tempfile
 
     from ingest import _DECODE, _FLOOR  # the same floor as bench/ingest.py
+
     floor = _run(_FLOOR, path)
     decode = _run(_DECODE, path)
     with tempfile.TemporaryDirectory() as tmp:
@@ -75,10 +78,14 @@ def main():
         print(f"  {stage:<12} {s:8.2f} s   {s / floor['s']:5.2f}x floor")
     for name, s in sorted(views.items(), key=lambda kv: -kv[1])[:5]:
         print(f"    view {name:<24} {s:8.3f} s   {s / floor['s']:5.2f}x floor")
-    print(f"e2e      {e2e['s']:8.2f} s   {e2e['events'] / e2e['s']:,.0f} ev/s, {e2e['tables']} tables and views, "
-          f"peak RSS {e2e['rss'] / 1e6:.0f} MB at most, {e2e['rss_sampled'] / 1e6:.0f} MB sampled")
-    print(f"RESULT e2e_ratio_to_floor={e2e['s'] / floor['s']:.2f} peak_rss_mb={e2e['rss'] / 1e6:.0f} "
-          f"peak_rss_sampled_mb={e2e['rss_sampled'] / 1e6:.0f} events={e2e['events']}")
+    print(
+        f"e2e      {e2e['s']:8.2f} s   {e2e['events'] / e2e['s']:,.0f} ev/s, {e2e['tables']} tables and views, "
+        f"peak RSS {e2e['rss'] / 1e6:.0f} MB at most, {e2e['rss_sampled'] / 1e6:.0f} MB sampled"
+    )
+    print(
+        f"RESULT e2e_ratio_to_floor={e2e['s'] / floor['s']:.2f} peak_rss_mb={e2e['rss'] / 1e6:.0f} "
+        f"peak_rss_sampled_mb={e2e['rss_sampled'] / 1e6:.0f} events={e2e['events']}"
+    )
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ the ratios, not the seconds). Ends with:  RESULT parallel_speedup=S vs_hta=R
   S = (1-process ingest time) / (N-process ingest time)
   R = (HTA load time) / (N-process ingest time)
 """
+
 import argparse
 import os
 import shutil
@@ -43,11 +44,13 @@ print(f"HTA_SECONDS {dt:.6f} RANKS {len(ranks)}")
 
 def peak_rss_mb():
     import resource
+
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def run_ours(src, jobs):
     from tracecols.fleet.ingest import ingest_lake
+
     out = Path(tempfile.mkdtemp(prefix="tracecols-bench-")) / "lake"
     t = time.perf_counter()
     res = ingest_lake([str(src)], str(out), jobs=jobs)
@@ -55,6 +58,7 @@ def run_ours(src, jobs):
     if not res.ok or not res.added:
         sys.exit(f"bench: ingest failed: {res.failed[:2]}")
     import tracecols
+
     n = tracecols.Lake(out).sql("select count(*) as n from events")["n"][0]
     shutil.rmtree(out.parent, ignore_errors=True)
     return dt, n, len(res.added)
@@ -80,15 +84,18 @@ def main():
     a = p.parse_args()
     src = Path(a.dir)
     if a.make_ranks and (not src.is_dir() or not any(src.iterdir())):
-        subprocess.run([sys.executable, str(SYNTH), "--fleet", str(src), "--world", str(a.make_ranks),
-                        "--steps", str(a.steps)], check=True)
+        subprocess.run(
+            [sys.executable, str(SYNTH), "--fleet", str(src), "--world", str(a.make_ranks), "--steps", str(a.steps)], check=True
+        )
     files = sorted(f for f in src.iterdir() if f.is_file())
     mb = sum(f.stat().st_size for f in files) / 1e6
     print(f"input      {len(files)} files, {mb:,.1f} MB in {src}   cores: {os.cpu_count()}")
 
     t1, n_events, n_traces = run_ours(src, 1)
-    print(f"1 process  {t1:8.2f} s   {n_events / t1:12,.0f} events/s   {mb / t1:8.1f} MB/s   "
-          f"({n_traces} traces, {n_events:,} events)")
+    print(
+        f"1 process  {t1:8.2f} s   {n_events / t1:12,.0f} events/s   {mb / t1:8.1f} MB/s   "
+        f"({n_traces} traces, {n_events:,} events)"
+    )
     tn, _, _ = run_ours(src, a.jobs)
     print(f"{a.jobs} processes{tn:8.2f} s   {n_events / tn:12,.0f} events/s   {mb / tn:8.1f} MB/s")
     th, hta_ranks, err = run_hta(src, a.hta_python)

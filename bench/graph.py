@@ -18,6 +18,7 @@ Ends
 The merge is what `--capture` adds to every replay trace; reading the capture traces is
 paid once per capture folder (they are often far larger than a replay trace).
 """
+
 import json
 import os
 import subprocess
@@ -59,7 +60,7 @@ def main():
     if "--repeat" in args:
         i = args.index("--repeat")
         repeat = int(args[i + 1])
-        del args[i:i + 2]
+        del args[i : i + 2]
     if len(args) != 2:
         sys.exit(__doc__)
     replay, folder = args
@@ -72,14 +73,15 @@ def main():
     print(f"capture  {folder}")
     print(f"ingest   {m['ingest']:.3f} s   (its graph stage without capture traces: {m['graphs_alone']:.3f} s)")
     print(f"capture  {m['capture']:.3f} s   (reading the capture traces, once per folder)")
-    print(f"merge    {m['merge']:.3f} s   ({m['matched']} of {m['launches']} graph launches matched, "
-          f"{m['kernels']} kernels)")
+    print(f"merge    {m['merge']:.3f} s   ({m['matched']} of {m['launches']} graph launches matched, {m['kernels']} kernels)")
     print(f"streaming {m['stream']:.3f} s without the captures, {m['stream_cap']:.3f} s with them")
     print(f"load average {load:.2f}, best of {repeat}")
-    print(f"RESULT capture_merge_ratio_to_ingest={m['merge'] / m['ingest']:.3f} "
-          f"capture_added_ratio_to_streaming_ingest={(m['stream_cap'] - m['stream']) / m['stream']:.3f} "
-          f"capture_read_ratio_to_ingest={m['capture'] / m['ingest']:.2f} matched={m['matched']}/{m['launches']} "
-          f"kernels={m['kernels']} peak_rss_mb={m['rss'] / 2**20:.0f}")
+    print(
+        f"RESULT capture_merge_ratio_to_ingest={m['merge'] / m['ingest']:.3f} "
+        f"capture_added_ratio_to_streaming_ingest={(m['stream_cap'] - m['stream']) / m['stream']:.3f} "
+        f"capture_read_ratio_to_ingest={m['capture'] / m['ingest']:.2f} matched={m['matched']}/{m['launches']} "
+        f"kernels={m['kernels']} peak_rss_mb={m['rss'] / 2**20:.0f}"
+    )
 
 
 if __name__ == "__main__":

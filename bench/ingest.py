@@ -13,6 +13,7 @@ Prints both, events/s, MB/s, peak RSS, and ends with
   RESULT ratio_to_floor=R peak_rss_mb=M events=N
 (R = ingest time / floor time; with --repeat, the best of N for each.)
 """
+
 import argparse
 import json
 import os
@@ -81,12 +82,18 @@ def main():
     ing = min((_run(_INGEST, a.trace) for _ in range(a.repeat)), key=lambda r: r["s"])
     mb = size / 1e6
     print(f"trace   {a.trace}  {mb:.1f} MB on disk, {ing['n']:,} events, {os.cpu_count()} cores")
-    print(f"floor   {floor['s']:8.2f} s  {floor['n'] / floor['s']:>12,.0f} ev/s  {mb / floor['s']:7.1f} MB/s"
-          f"  peak RSS {floor['rss'] / 1e6:7.0f} MB  (ijson {floor['backend']})")
-    print(f"decode  {dec['s']:8.2f} s  {dec['n'] / dec['s']:>12,.0f} ev/s  {mb / dec['s']:7.1f} MB/s"
-          f"  peak RSS {dec['rss'] / 1e6:7.0f} MB  (tracecols' chunked decoder alone)")
-    print(f"ingest  {ing['s']:8.2f} s  {ing['n'] / ing['s']:>12,.0f} ev/s  {mb / ing['s']:7.1f} MB/s"
-          f"  peak RSS {ing['rss'] / 1e6:7.0f} MB")
+    print(
+        f"floor   {floor['s']:8.2f} s  {floor['n'] / floor['s']:>12,.0f} ev/s  {mb / floor['s']:7.1f} MB/s"
+        f"  peak RSS {floor['rss'] / 1e6:7.0f} MB  (ijson {floor['backend']})"
+    )
+    print(
+        f"decode  {dec['s']:8.2f} s  {dec['n'] / dec['s']:>12,.0f} ev/s  {mb / dec['s']:7.1f} MB/s"
+        f"  peak RSS {dec['rss'] / 1e6:7.0f} MB  (tracecols' chunked decoder alone)"
+    )
+    print(
+        f"ingest  {ing['s']:8.2f} s  {ing['n'] / ing['s']:>12,.0f} ev/s  {mb / ing['s']:7.1f} MB/s"
+        f"  peak RSS {ing['rss'] / 1e6:7.0f} MB"
+    )
     assert floor["n"] == dec["n"] == ing["n"], "event counts differ"
     print(f"RESULT ratio_to_floor={ing['s'] / floor['s']:.2f} peak_rss_mb={ing['rss'] / 1e6:.0f} events={ing['n']}")
 

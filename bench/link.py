@@ -5,6 +5,7 @@ Prints the time of each stage, the floor (bare ijson iteration of both files), p
 with `RESULT link_seconds=S match_rate=M` (S: wall time of read + ingest + link, this run).
 Chakra's trace linker needs about 2 minutes on the default pair.
 """
+
 import resource
 import sys
 import time
@@ -41,8 +42,7 @@ def main(et_path, k_path):
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"et        {et_path}: {et['nodes'].num_rows:,} nodes, read {t1 - t0:.2f} s")
     print(f"kineto    {k_path}: {tables['events'].num_rows:,} events, ingest {t2 - t1:.2f} s")
-    print(f"link      {t3 - t2:.2f} s  method {s['method']}, matched {s['matched']}/{s['et_ops']}, "
-          f"kernels {s['kernels_linked']}")
+    print(f"link      {t3 - t2:.2f} s  method {s['method']}, matched {s['matched']}/{s['et_ops']}, kernels {s['kernels_linked']}")
     print(f"floor     {fl:.2f} s (bare ijson iteration of both files); ratio to floor {total / fl:.1f}x")
     print(f"peak RSS  {rss:.0f} MB")
     print(f"RESULT link_seconds={total:.2f} match_rate={s['match_rate']:.4f}")

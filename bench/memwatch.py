@@ -13,6 +13,7 @@ true peak of the tree; they differ where the children's peak and the process's d
 meet (a part parser lives during the read, the process peaks in the views). Only children's
 page tables are read (smaps_rollup), since that holds up a process's allocations while it runs.
 """
+
 import os
 import subprocess
 import threading

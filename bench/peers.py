@@ -29,6 +29,7 @@ bench/memwatch.py). Ends
   RESULT vs_hta=R1 vs_tracelens=R2 vs_duckdb_read_json=R3      (peer time ÷ tracecols time)
 A peer stopped by --timeout gives a lower bound instead: vs_hta>=R (timeout ÷ tracecols time).
 """
+
 import argparse
 import json
 import os
@@ -125,8 +126,9 @@ def _trace_files(src):
 
 def _run(python, code, *args, timeout=None):
     # its own session, so that a timeout stops the peer's worker processes too
-    p = subprocess.Popen([python, "-c", code, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         text=True, start_new_session=True)
+    p = subprocess.Popen(
+        [python, "-c", code, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
     watch = Watch(p)  # the contender and its workers, each page counted once
     try:
         out, err = p.communicate(timeout=timeout)
@@ -159,8 +161,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         results["tracecols"] = _run(sys.executable, _TRACECOLS, json.dumps(paths), os.path.join(tmp, "tc"), "1")
         if len(paths) == 1:
-            results["tracecols summary"] = _run(sys.executable, _TRACECOLS, json.dumps(paths),
-                                                os.path.join(tmp, "tc2"), "0")
+            results["tracecols summary"] = _run(sys.executable, _TRACECOLS, json.dumps(paths), os.path.join(tmp, "tc2"), "0")
         if "hta" not in skip:
             hdir = os.path.join(tmp, "hta")
             os.mkdir(hdir)
@@ -194,8 +195,10 @@ def main():
             print(f"{name:<17} {r['s']:8.2f} s   peak RSS {r['rss'] / 1e6:7.0f} MB{sampled}{ratio}")
     ev, duck = results.get("tracecols events"), results.get("duckdb read_json")
     if ev and duck and "s" in ev and "s" in duck:
-        print(f"like for like (events → Parquet only): duckdb read_json takes {duck['s'] / ev['s']:.2f}x "
-              f"tracecols' read stage, in {duck['rss'] / ev['rss']:.1f}x its memory")
+        print(
+            f"like for like (events → Parquet only): duckdb read_json takes {duck['s'] / ev['s']:.2f}x "
+            f"tracecols' read stage, in {duck['rss'] / ev['rss']:.1f}x its memory"
+        )
     parts = []
     for key, name in (("vs_hta", "hta"), ("vs_tracelens", "tracelens"), ("vs_duckdb_read_json", "duckdb read_json")):
         r = results.get(name)

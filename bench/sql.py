@@ -12,6 +12,7 @@ Measured, best of N runs each:
 Ends with
   RESULT sql_cli_seconds=S1 sql_query_seconds=S2 kernels=N
 """
+
 import argparse
 import os
 import shutil
@@ -36,6 +37,7 @@ def main():
         subprocess.run([exe, "sql", a.out_dir, QUERY], check=True, capture_output=True)
         cli.append(time.perf_counter() - t)
     import tracecols
+
     tr = tracecols.open(a.out_dir)
     n = tr.sql("SELECT count(*) AS n FROM kernels")["n"][0]
     query = []

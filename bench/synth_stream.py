@@ -9,6 +9,7 @@ machine. This drives the same generator (its Writer) step by step and writes eac
 events as they come, with the same JSON separators: the file is byte for byte the one
 synth_trace.py writes for the same arguments (`--check` compares them on a small trace).
 """
+
 import argparse
 import filecmp
 import importlib.util
@@ -35,7 +36,7 @@ def write(path, steps, rank=0, world=1, seed=0):
     head = w.doc(0)
     keys = list(head)
     at = keys.index("traceEvents")
-    before, after = {k: head[k] for k in keys[:at]}, {k: head[k] for k in keys[at + 1:]}
+    before, after = {k: head[k] for k in keys[:at]}, {k: head[k] for k in keys[at + 1 :]}
     meta = head["traceEvents"]
     first = True
 

@@ -4,6 +4,7 @@ usage: python bench/tree.py TRACE
 Prints the ingest time (read + events table), the tree+links time, rows and peak RSS, and
 ends with `RESULT tree_ratio_to_ingest=R` (both measured in this one run).
 """
+
 import resource
 import sys
 import time

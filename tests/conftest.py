@@ -1,4 +1,5 @@
 """Shared fixtures: where the real trace corpus is, and which of its files are Kineto traces."""
+
 import os
 from pathlib import Path
 
@@ -31,7 +32,9 @@ def open_events(tmp_path, events):
     import json
 
     import tracecols
+
     p = tmp_path / "t.json"
-    p.write_text(json.dumps({"schemaVersion": 1, "traceEvents": events,
-                             "deviceProperties": [{"id": 0, "name": "NVIDIA H100 80GB HBM3"}]}))
+    p.write_text(
+        json.dumps({"schemaVersion": 1, "traceEvents": events, "deviceProperties": [{"id": 0, "name": "NVIDIA H100 80GB HBM3"}]})
+    )
     return tracecols.open(p)

@@ -1,4 +1,5 @@
 """The real traces of ../shared/traces that the tree/kernel tests walk (shared by those tests)."""
+
 import functools
 import gzip
 import json

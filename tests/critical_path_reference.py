@@ -4,25 +4,45 @@ a per-thread call-stack walk and a longest path by Kahn's topological order.
 It shares no code with tracecols (the host tree comes from tree_reference's stack walk) and
 follows the rules written in docs/analyses.md and model/cp_graph.py one event at a time.
 """
+
 import re
 from collections import defaultdict, deque
 
 from tree_reference import host_slices, to_ns, walk
 
-HOST = {"cpu_op": "op", "operator": "op", "cuda_runtime": "call", "runtime": "call", "cuda_driver": "call",
-        "driver": "call", "hip_runtime": "call", "hip_driver": "call"}
+HOST = {
+    "cpu_op": "op",
+    "operator": "op",
+    "cuda_runtime": "call",
+    "runtime": "call",
+    "cuda_driver": "call",
+    "driver": "call",
+    "hip_runtime": "call",
+    "hip_driver": "call",
+}
 DEVICE = {"kernel", "gpu_memcpy", "gpu_memset", "memcpy", "memset"}
-BLOCKING = {"cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize", "cudaEventQuery",
-            "cudaMemcpy", "cudaMemcpyAsync", "hipDeviceSynchronize", "hipStreamSynchronize",
-            "hipEventSynchronize", "hipEventQuery", "hipMemcpy", "hipMemcpyAsync", "hipMemcpyWithStream"}
+BLOCKING = {
+    "cudaDeviceSynchronize",
+    "cudaStreamSynchronize",
+    "cudaEventSynchronize",
+    "cudaEventQuery",
+    "cudaMemcpy",
+    "cudaMemcpyAsync",
+    "hipDeviceSynchronize",
+    "hipStreamSynchronize",
+    "hipEventSynchronize",
+    "hipEventQuery",
+    "hipMemcpy",
+    "hipMemcpyAsync",
+    "hipMemcpyWithStream",
+}
 DEVICE_SYNC = {"cudaDeviceSynchronize", "hipDeviceSynchronize"}
 STREAM_SYNC = {"cudaStreamSynchronize", "hipStreamSynchronize"}
 TOL_NS = 1000
 
 
 def like(pattern):
-    return re.compile("^" + "".join(".*" if c == "%" else "." if c == "_" else re.escape(c) for c in pattern) + "$",
-                      re.DOTALL)
+    return re.compile("^" + "".join(".*" if c == "%" else "." if c == "_" else re.escape(c) for c in pattern) + "$", re.DOTALL)
 
 
 def _cat(e):
@@ -36,9 +56,12 @@ def critical_paths(events, pattern=None):
     info = {uid: (thread, ts, end) for uid, thread, ts, end in sl}
     # windows
     if pattern is None:
-        wins = [(u, info[u][1], info[u][2]) for u in info
-                if re.match(r"^ProfilerStep#", str(events[u].get("name", "")))
-                and _cat(events[u]) in ("user_annotation", "cpu_op", "operator")]
+        wins = [
+            (u, info[u][1], info[u][2])
+            for u in info
+            if re.match(r"^ProfilerStep#", str(events[u].get("name", "")))
+            and _cat(events[u]) in ("user_annotation", "cpu_op", "operator")
+        ]
     else:
         rx = like(pattern)
         wins = [(u, info[u][1], info[u][2]) for u in info if rx.match(str(events[u].get("name", "")))]
@@ -61,9 +84,13 @@ def critical_paths(events, pattern=None):
         if e.get("ph") == "X" and _cat(e) in DEVICE:
             a = e.get("args") or {}
             ts = to_ns(e["ts"])
-            kern[uid] = {"uid": uid, "ts": ts, "end": ts + max(to_ns(e.get("dur", 0) or 0), 0),
-                         "stream": (repr(a.get("device", e.get("pid"))), repr(a.get("stream", e.get("tid")))),
-                         "launch": launch_of.get(a.get("correlation"))}
+            kern[uid] = {
+                "uid": uid,
+                "ts": ts,
+                "end": ts + max(to_ns(e.get("dur", 0) or 0), 0),
+                "stream": (repr(a.get("device", e.get("pid"))), repr(a.get("stream", e.get("tid")))),
+                "launch": launch_of.get(a.get("correlation")),
+            }
     by_stream = defaultdict(list)
     for k in kern.values():
         by_stream[k["stream"]].append(k)
@@ -75,8 +102,10 @@ def critical_paths(events, pattern=None):
     # queue depth after each launch and each start, per stream
     q = {}
     for ks in by_stream.values():
-        ch = sorted([(info[k["launch"]][1], 1, k["uid"]) for k in ks if k["launch"] is not None]
-                    + [(k["ts"], -1, k["uid"]) for k in ks if k["launch"] is not None])
+        ch = sorted(
+            [(info[k["launch"]][1], 1, k["uid"]) for k in ks if k["launch"] is not None]
+            + [(k["ts"], -1, k["uid"]) for k in ks if k["launch"] is not None]
+        )
         depth = 0
         for _t, d, u in ch:
             depth += d
@@ -116,8 +145,11 @@ def critical_paths(events, pattern=None):
                 requests.append((call, "event", None, None, src, False))
             else:  # the next launch onto the waiting stream from the waiting call's thread
                 stream = (dev, repr(a.get("stream")))
-                nxt = [k for k in linked if k["stream"] == stream and info[k["launch"]][0] == info[call][0]
-                       and info[k["launch"]][1] >= info[call][1]]
+                nxt = [
+                    k
+                    for k in linked
+                    if k["stream"] == stream and info[k["launch"]][0] == info[call][0] and info[k["launch"]][1] >= info[call][1]
+                ]
                 if nxt:
                     waits.append((src, min(nxt, key=lambda k: (info[k["launch"]][1], k["ts"], k["uid"]))["uid"]))
     if not syncs:
@@ -155,6 +187,7 @@ def _window(events, info, tree, rel, linked, q, requests, waits, w_start, w_end)
     for u in inwin:
         children[(info[u][0], rel_parent(u))].append(u)
     threads = {info[u][0] for u in inwin}
+
     def dfs(th, u, seq):
         seq.append((u, "s"))
         for c in sorted(children[(th, u)], key=lambda c: (info[c][1], -info[c][2], c)):
@@ -198,12 +231,17 @@ def _window(events, info, tree, rel, linked, q, requests, waits, w_start, w_end)
             for x in wait_src[u]:
                 edges.append((("k", x, "e"), ("k", u, "s"), 0, "wait", None))
             lt = info[k["launch"]][1]
-            if (q.get((u, 1)) == 1 and q.get((u, -1)) == 0 and (prev is None or prev["end"] < lt)
-                    and (wait_end is None or wait_end < lt)):
+            if (
+                q.get((u, 1)) == 1
+                and q.get((u, -1)) == 0
+                and (prev is None or prev["end"] < lt)
+                and (wait_end is None or wait_end < lt)
+            ):
                 edges.append(((k["launch"], "s"), ("k", u, "s"), max(k["ts"] - lt, 0), "launch", u))
             elif prev is not None and (wait_end is None or wait_end < prev["end"]):
-                edges.append((("k", prev["uid"], "e"), ("k", u, "s"), max(k["ts"] - prev["end"], 0), "kernel_kernel",
-                              prev["uid"]))
+                edges.append(
+                    (("k", prev["uid"], "e"), ("k", u, "s"), max(k["ts"] - prev["end"], 0), "kernel_kernel", prev["uid"])
+                )
             prev = k
     # syncs
     for call, kind, stream, limit, src, inferred in requests:

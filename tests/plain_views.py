@@ -5,6 +5,7 @@ without its header comment; one whose rewrite changed a few steps is today's que
 steps (common table expressions) as they were, so that the steps it shares with its plain
 formulation are written once. `stacks` gave the text of each path and now gives the tree:
 AS_PLAIN turns the tree back into those rows."""
+
 import re
 
 import pyarrow as pa
@@ -134,7 +135,6 @@ ORDER BY p.trace_id, p.stack
 }
 
 
-
 def _cte_span(text, name):
     """(start, end) in `text` of the common table expression `name AS [NOT] [MATERIALIZED] (…)`."""
     m = re.search(rf"(?<![\w.]){name}\s+AS\s+(?:NOT\s+MATERIALIZED\s+|MATERIALIZED\s+)?\(", text)
@@ -178,7 +178,8 @@ PLAIN.update(
                last_value(name IGNORE NULLS) OVER (PARTITION BY trace_id, level ORDER BY k
                                                    ROWS UNBOUNDED PRECEDING) AS source
         FROM leveled WHERE delta >= 0)
-    WHERE delta = 0"""),
+    WHERE delta = 0""",
+    ),
     # the outermost steps and each launch's step by range joins
     inference_steps=_spliced(
         "inference_steps",
@@ -190,11 +191,10 @@ PLAIN.update(
     SELECT p.trace_id, p.uid AS step_uid, k.ts_ns, k.end_ns, k.dur_ns, k.launch_uid, k.launch_name
     FROM (SELECT k.trace_id, k.ts_ns, k.end_ns, k.dur_ns, k.launch_uid, k.launch_name, l.pre AS lpre
           FROM kernels k JOIN slices l ON l.trace_id = k.trace_id AND l.uid = k.launch_uid) k
-    JOIN phased p ON p.trace_id = k.trace_id AND k.lpre > p.pre AND k.lpre <= p.subtree_end"""),
+    JOIN phased p ON p.trace_id = k.trace_id AND k.lpre > p.pre AND k.lpre <= p.subtree_end""",
+    ),
     # the walk up the module frames stepped through every slice
-    tracelens_ops_summary=_spliced(
-        "tracelens_ops_summary",
-        mods="SELECT trace_id, uid, name, module_uid FROM slices"),
+    tracelens_ops_summary=_spliced("tracelens_ops_summary", mods="SELECT trace_id, uid, name, module_uid FROM slices"),
     # every kernel was swept, on both sides, whatever the annotations
     _annotations=_spliced(
         "_annotations",
@@ -202,8 +202,10 @@ PLAIN.update(
     SELECT k.trace_id, k.uid, k.name, k.device, k.stream, k.ts_ns, k.end_ns, s.pre
     FROM kernels k JOIN slices s ON s.trace_id = k.trace_id AND s.uid = k.launch_uid""",
         on_dev="SELECT * FROM kernels",
-        asked="SELECT trace_id, side, device, stream, level, pos, uid, q FROM swept WHERE q IS NOT NULL"),
+        asked="SELECT trace_id, side, device, stream, level, pos, uid, q FROM swept WHERE q IS NOT NULL",
+    ),
 )
+
 
 def stack_texts(rows):
     """{(trace_id, node): stack text} for `stacks` rows (dicts): from each node, a walk up
@@ -225,11 +227,15 @@ def _stacks_as_text(tree):
     rows = tree.to_pylist()
     text = stack_texts(rows)
     cols = ("self_cpu_ns", "device_events", "self_device_ns")
-    return pa.table({"trace_id": pa.array([r["trace_id"] for r in rows], pa.int32()),
-                     "stack": pa.array([text[r["trace_id"], r["node"]] for r in rows], pa.string()),
-                     "frames": pa.array([r["frames"] for r in rows], pa.int32()),
-                     "slices": pa.array([r["slices"] for r in rows], pa.int64()),
-                     **{c: pa.array([r[c] for r in rows], pa.int64()) for c in cols}})
+    return pa.table(
+        {
+            "trace_id": pa.array([r["trace_id"] for r in rows], pa.int32()),
+            "stack": pa.array([text[r["trace_id"], r["node"]] for r in rows], pa.string()),
+            "frames": pa.array([r["frames"] for r in rows], pa.int32()),
+            "slices": pa.array([r["slices"] for r in rows], pa.int64()),
+            **{c: pa.array([r[c] for r in rows], pa.int64()) for c in cols},
+        }
+    )
 
 
 # view -> its rows in the shape of the plain query

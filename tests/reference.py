@@ -1,4 +1,5 @@
 """Deliberately simple references, written with the json module only, to check tracecols against."""
+
 import gzip
 import json
 import os
@@ -8,8 +9,16 @@ from functools import lru_cache
 from conftest import CORPUS
 
 ROCPROFV3 = ("/rocprof/",)  # rocprofiler-sdk JSON: read (test_rocprof.py), but not a Kineto trace
-NOT_KINETO = ("_et.json", "dlrm_eg_", "pt2_et.json", "resnet_1gpu_et", "resnet_2gpu_et",
-              "linear_et", "resnet_et", "execution_details.json")  # the last: TraceLens's capture list
+NOT_KINETO = (
+    "_et.json",
+    "dlrm_eg_",
+    "pt2_et.json",
+    "resnet_1gpu_et",
+    "resnet_2gpu_et",
+    "linear_et",
+    "resnet_et",
+    "execution_details.json",
+)  # the last: TraceLens's capture list
 
 
 def raw_bytes(path):
@@ -55,10 +64,12 @@ def assert_tracelens_gpu_timeline(csv_path, trace):
     times within 0.1 % (or 1e-5 ms), percentages within 0.1 % (or 1e-3 points)."""
     import csv
     import math
+
     with open(csv_path, newline="") as f:
         ref = {r["type"]: (float(r["time ms"]), float(r["percent"])) for r in csv.DictReader(f)}
-    ours = {r["type"]: (r["time ms"], r["percent"])
-            for r in trace.sql("select * from tracelens_gpu_timeline").iter_rows(named=True)}
+    ours = {
+        r["type"]: (r["time ms"], r["percent"]) for r in trace.sql("select * from tracelens_gpu_timeline").iter_rows(named=True)
+    }
     assert list(ours) == list(ref)
     for typ, (ms, pct) in ref.items():
         assert math.isclose(ms, ours[typ][0], rel_tol=1e-3, abs_tol=1e-5), (typ, ms, ours[typ])

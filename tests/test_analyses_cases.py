@@ -1,4 +1,5 @@
 """Each analysis on a small hand-built trace whose answer is worked out by hand below (times in µs)."""
+
 import json
 import math
 import statistics
@@ -22,8 +23,7 @@ class T:
         args = {}
         if dims is not None:
             args = {"Input Dims": dims, "Input type": types, "Concrete Inputs": concrete or [""] * len(dims)}
-        self.ev.append({"ph": "X", "cat": "cpu_op", "name": name, "pid": 1, "tid": 1, "ts": ts, "dur": dur,
-                        "args": args})
+        self.ev.append({"ph": "X", "cat": "cpu_op", "name": name, "pid": 1, "tid": 1, "ts": ts, "dur": dur, "args": args})
 
     def kernel(self, name, ts, dur, launch_ts=None, stream=7, cat="kernel", flow="pair"):
         """flow: "pair" writes the ac2g arrow as Kineto does (start on the launch call, finish on
@@ -31,21 +31,54 @@ class T:
         ROCm memsets); None writes none."""
         self.corr += 1
         if launch_ts is not None:
-            self.ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
-                            "ts": launch_ts, "dur": 0.5, "args": {"correlation": self.corr}})
+            self.ev.append(
+                {
+                    "ph": "X",
+                    "cat": "cuda_runtime",
+                    "name": "cudaLaunchKernel",
+                    "pid": 1,
+                    "tid": 1,
+                    "ts": launch_ts,
+                    "dur": 0.5,
+                    "args": {"correlation": self.corr},
+                }
+            )
             if flow is not None:
-                self.ev.append({"ph": "s" if flow == "pair" else "f", "cat": "ac2g", "name": "ac2g",
-                                "id": self.corr, "pid": 1, "tid": 1, "ts": launch_ts})
-        self.ev.append({"ph": "X", "cat": cat, "name": name, "pid": 0, "tid": stream, "ts": ts, "dur": dur,
-                        "args": {"device": 0, "stream": stream, "correlation": self.corr}})
+                self.ev.append(
+                    {
+                        "ph": "s" if flow == "pair" else "f",
+                        "cat": "ac2g",
+                        "name": "ac2g",
+                        "id": self.corr,
+                        "pid": 1,
+                        "tid": 1,
+                        "ts": launch_ts,
+                    }
+                )
+        self.ev.append(
+            {
+                "ph": "X",
+                "cat": cat,
+                "name": name,
+                "pid": 0,
+                "tid": stream,
+                "ts": ts,
+                "dur": dur,
+                "args": {"device": 0, "stream": stream, "correlation": self.corr},
+            }
+        )
         if launch_ts is not None and flow is not None:
-            self.ev.append({"ph": "f", "cat": "ac2g", "name": "ac2g", "id": self.corr, "pid": 0, "tid": stream,
-                            "ts": ts, "bp": "e"})
+            self.ev.append(
+                {"ph": "f", "cat": "ac2g", "name": "ac2g", "id": self.corr, "pid": 0, "tid": stream, "ts": ts, "bp": "e"}
+            )
 
     def open(self, tmp_path):
         p = tmp_path / "t.json"
-        doc = {"schemaVersion": 1, "traceEvents": self.ev,
-               "deviceProperties": [{"id": 0, "name": self.device_name, "numSms": 132}]}
+        doc = {
+            "schemaVersion": 1,
+            "traceEvents": self.ev,
+            "deviceProperties": [{"id": 0, "name": self.device_name, "numSms": 132}],
+        }
         p.write_text(json.dumps(doc))
         return tracecols.open(p)
 
@@ -113,30 +146,55 @@ def test_tracelens_views_follow_tracelens_links_parents_and_durations(tmp_path):
     t.kernel("void at::native::(anonymous namespace)::multi_tensor_apply_kernel<g>", 35, 5, launch_ts=21)
     t.kernel("Memset (Device)", 40, 5, launch_ts=26, cat="gpu_memset", flow="finish")  # no flow start
     t.kernel("k_noflow", 45, 5, launch_ts=27, flow=None)
-    t.ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaGraphLaunch", "pid": 1, "tid": 1, "ts": 28,
-                 "dur": 0.5, "args": {"correlation": 100}})
+    t.ev.append(
+        {
+            "ph": "X",
+            "cat": "cuda_runtime",
+            "name": "cudaGraphLaunch",
+            "pid": 1,
+            "tid": 1,
+            "ts": 28,
+            "dur": 0.5,
+            "args": {"correlation": 100},
+        }
+    )
     for name, ts in (("g1", 50), ("g2", 55)):  # a graph's kernels: its correlation, no arrows
-        t.ev.append({"ph": "X", "cat": "kernel", "name": name, "pid": 0, "tid": 7, "ts": ts, "dur": 5,
-                     "args": {"device": 0, "stream": 7, "correlation": 100}})
+        t.ev.append(
+            {
+                "ph": "X",
+                "cat": "kernel",
+                "name": name,
+                "pid": 0,
+                "tid": 7,
+                "ts": ts,
+                "dur": 5,
+                "args": {"device": 0, "stream": 7, "correlation": 100},
+            }
+        )
     t.op("aten::add", 30, 10)
     t.kernel("ov", 60, 10, launch_ts=31)
     t.kernel("ov", 65, 3, launch_ts=32)  # inside the previous one on its stream: kernels clips that one
     tr = t.open(tmp_path)
-    names = "select k.name, k.launch_uid is not null as linked, g.launch_uid is not null as tl from kernels k " \
-            "join _tracelens_gpu_events g using (trace_id, uid) order by k.uid"
+    names = (
+        "select k.name, k.launch_uid is not null as linked, g.launch_uid is not null as tl from kernels k "
+        "join _tracelens_gpu_events g using (trace_id, uid) order by k.uid"
+    )
     links = tr.sql(names).rows()
     assert all(linked for _, linked, _ in links)  # tracecols links every one by correlation
     assert {n for n, _, tl in links if not tl} == {"Memset (Device)", "k_noflow"}
-    ks = {(r["Parent op category"], r["Parent cpu_op"], r["Kernel name"]): r
-          for r in tr.sql("select * from tracelens_kernel_summary").to_dicts()}
+    ks = {
+        (r["Parent op category"], r["Parent cpu_op"], r["Kernel name"]): r
+        for r in tr.sql("select * from tracelens_kernel_summary").to_dicts()
+    }
     graph = {k for k in ks if k[2] in ("g1", "g2")}  # linked; attributed as kernels attributes them
     assert len(graph) == 2 and all(k[1] for k in graph)
     assert set(ks) - graph == {
         ("record_param_comms", "record_param_comms", "ncclDevKernel_Generic"),  # not the launch call
         ("elementwise", "aten::mystery", "void at::native::vectorized_elementwise_kernel<4, f>"),
-        ("multi_tensor_apply", "aten::_foreach_copy_",
-         "void at::native::(anonymous namespace)::multi_tensor_apply_kernel<g>"),
-        ("", "", "k_noflow"), ("elementwise", "aten::add", "ov")}
+        ("multi_tensor_apply", "aten::_foreach_copy_", "void at::native::(anonymous namespace)::multi_tensor_apply_kernel<g>"),
+        ("", "", "k_noflow"),
+        ("elementwise", "aten::add", "ov"),
+    }
     ov = ks[("elementwise", "aten::add", "ov")]
     assert (ov["Kernel duration (µs)_sum"], ov["Kernel duration (µs)_count"], ov["Kernel duration (µs)_max"]) == (13, 2, 10)
     tl = {r["type"]: r["time ms"] * 1000 for r in tr.sql("select * from tracelens_gpu_timeline").to_dicts()}
@@ -144,13 +202,14 @@ def test_tracelens_views_follow_tracelens_links_parents_and_durations(tmp_path):
     assert tl["total_time"] == pytest.approx(50) and tl["busy_time"] == pytest.approx(40)
     assert tl["computation_time"] == pytest.approx(30) and tl["exposed_comm_time"] == pytest.approx(10)
 
+
 @pytest.fixture
 def gaps(tmp_path):
     t = T()
     t.kernel("k1", 0, 10, launch_ts=-5)
-    t.kernel("k2", 12, 8, launch_ts=1)      # gap 2 µs, launched before k1 ended: kernel_wait
-    t.kernel("k3", 100, 10, launch_ts=90)   # gap 80, launched after k2 ended (20): host_wait
-    t.kernel("k4", 200, 10, launch_ts=15)   # gap 90, launched long before: other
+    t.kernel("k2", 12, 8, launch_ts=1)  # gap 2 µs, launched before k1 ended: kernel_wait
+    t.kernel("k3", 100, 10, launch_ts=90)  # gap 80, launched after k2 ended (20): host_wait
+    t.kernel("k4", 200, 10, launch_ts=15)  # gap 90, launched long before: other
     return t.open(tmp_path)
 
 
@@ -170,7 +229,6 @@ def test_queue_depth(gaps):
     assert [ts for ts, _, _ in q][-1] == 200_000
 
 
-
 def _copy(name, dev, stream, ts, dur, nbytes=None, bw=None, cat="gpu_memcpy"):
     args = {"device": dev, "stream": stream}
     if nbytes is not None:
@@ -182,33 +240,45 @@ def _copy(name, dev, stream, ts, dur, nbytes=None, bw=None, cat="gpu_memcpy"):
 
 def test_memcpy_bandwidth(tmp_path):
     from conftest import open_events
+
     htod = "Memcpy HtoD (Pageable -> Device)"
-    t = open_events(tmp_path, [
-        _copy(htod, 0, 7, 10, 10, nbytes=1_000_000),       # 100 bytes/ns over [10, 20) µs
-        _copy(htod, 0, 8, 15, 10, nbytes=500_000),         # 50 bytes/ns over [15, 25), beside the first
-        _copy(htod, 0, 7, 25, 5, nbytes=100_000),          # 20 bytes/ns from 25, as the second ends
-        _copy("Memcpy DtoH (Device -> Pinned)", 0, 9, 12, 4, nbytes=400, bw=0.05),  # the trace's rate wins
-        _copy("Memset (Device)", 0, 7, 40, 2, nbytes=2000, cat="gpu_memset"),      # 1 byte/ns
-        _copy(htod, 0, 7, 50, 5),                          # no byte count: left out
-        _copy(htod, 0, 7, 60, 0, nbytes=100),              # no duration: left out
-        _copy("Memcpy PtoP (Device -> Device)", 1, 3, 10, 10, nbytes=3000),        # 0.3 bytes/ns
-        # overlap on one stream: the first keeps its written duration (10 µs, 1 byte/ns), not the clipped 5
-        _copy("Memcpy DtoD (Device -> Device)", 1, 4, 30, 10, nbytes=10_000),
-        _copy("Memcpy DtoD (Device -> Device)", 1, 4, 35, 2, nbytes=4000),         # 2 bytes/ns
-    ])
+    t = open_events(
+        tmp_path,
+        [
+            _copy(htod, 0, 7, 10, 10, nbytes=1_000_000),  # 100 bytes/ns over [10, 20) µs
+            _copy(htod, 0, 8, 15, 10, nbytes=500_000),  # 50 bytes/ns over [15, 25), beside the first
+            _copy(htod, 0, 7, 25, 5, nbytes=100_000),  # 20 bytes/ns from 25, as the second ends
+            _copy("Memcpy DtoH (Device -> Pinned)", 0, 9, 12, 4, nbytes=400, bw=0.05),  # the trace's rate wins
+            _copy("Memset (Device)", 0, 7, 40, 2, nbytes=2000, cat="gpu_memset"),  # 1 byte/ns
+            _copy(htod, 0, 7, 50, 5),  # no byte count: left out
+            _copy(htod, 0, 7, 60, 0, nbytes=100),  # no duration: left out
+            _copy("Memcpy PtoP (Device -> Device)", 1, 3, 10, 10, nbytes=3000),  # 0.3 bytes/ns
+            # overlap on one stream: the first keeps its written duration (10 µs, 1 byte/ns), not the clipped 5
+            _copy("Memcpy DtoD (Device -> Device)", 1, 4, 30, 10, nbytes=10_000),
+            _copy("Memcpy DtoD (Device -> Device)", 1, 4, 35, 2, nbytes=4000),  # 2 bytes/ns
+        ],
+    )
     got = {}
     for r in t.sql("select * from memcpy_bandwidth order by device, direction, ts_ns").iter_rows(named=True):
-        got.setdefault((r["device"], r["direction"]), []).append(
-            (r["ts_ns"], r["end_ns"], r["copies"], r["bytes_per_s"]))
+        got.setdefault((r["device"], r["direction"]), []).append((r["ts_ns"], r["end_ns"], r["copies"], r["bytes_per_s"]))
     us = 1000
     want = {
-        (0, "HtoD"): [(10 * us, 15 * us, 1, 100e9), (15 * us, 20 * us, 2, 150e9), (20 * us, 25 * us, 1, 50e9),
-                      (25 * us, 30 * us, 1, 20e9), (30 * us, None, 0, 0.0)],
+        (0, "HtoD"): [
+            (10 * us, 15 * us, 1, 100e9),
+            (15 * us, 20 * us, 2, 150e9),
+            (20 * us, 25 * us, 1, 50e9),
+            (25 * us, 30 * us, 1, 20e9),
+            (30 * us, None, 0, 0.0),
+        ],
         (0, "DtoH"): [(12 * us, 16 * us, 1, 0.05e9), (16 * us, None, 0, 0.0)],
         (0, "memset"): [(40 * us, 42 * us, 1, 1e9), (42 * us, None, 0, 0.0)],
         (1, "PtoP"): [(10 * us, 20 * us, 1, 0.3e9), (20 * us, None, 0, 0.0)],
-        (1, "DtoD"): [(30 * us, 35 * us, 1, 1e9), (35 * us, 37 * us, 2, 3e9), (37 * us, 40 * us, 1, 1e9),
-                      (40 * us, None, 0, 0.0)],
+        (1, "DtoD"): [
+            (30 * us, 35 * us, 1, 1e9),
+            (35 * us, 37 * us, 2, 3e9),
+            (37 * us, 40 * us, 1, 1e9),
+            (40 * us, None, 0, 0.0),
+        ],
     }
     assert got.keys() == want.keys()
     for key, rows in want.items():
@@ -221,12 +291,23 @@ def test_op_perf(tmp_path):
     t = T()
     t.op("aten::addmm", 0, 5, [[64], [32, 128], [128, 64], [], []], ["c10::BFloat16"] * 3 + ["Scalar"] * 2)
     t.kernel("gemm", 10, 10, launch_ts=1)
-    t.op("aten::convolution", 20, 5, [[2, 3, 8, 8], [4, 3, 3, 3], [], [], [], [], [], [], []],
-         ["float", "float", "", "ScalarList", "ScalarList", "ScalarList", "Scalar", "ScalarList", "Scalar"],
-         ["", "", "", "[1, 1]", "[1, 1]", "[1, 1]", "False", "[0, 0]", "1"])
+    t.op(
+        "aten::convolution",
+        20,
+        5,
+        [[2, 3, 8, 8], [4, 3, 3, 3], [], [], [], [], [], [], []],
+        ["float", "float", "", "ScalarList", "ScalarList", "ScalarList", "Scalar", "ScalarList", "Scalar"],
+        ["", "", "", "[1, 1]", "[1, 1]", "[1, 1]", "False", "[0, 0]", "1"],
+    )
     t.kernel("conv", 30, 2, launch_ts=21)
-    t.op("aten::_scaled_dot_product_flash_attention", 40, 5, [[1, 2, 16, 8]] * 3 + [[], [], [], []],
-         ["c10::BFloat16"] * 3 + ["Scalar", "Scalar", "Scalar", "Scalar"], ["", "", "", "0.", "True", "False", ""])
+    t.op(
+        "aten::_scaled_dot_product_flash_attention",
+        40,
+        5,
+        [[1, 2, 16, 8]] * 3 + [[], [], [], []],
+        ["c10::BFloat16"] * 3 + ["Scalar", "Scalar", "Scalar", "Scalar"],
+        ["", "", "", "0.", "True", "False", ""],
+    )
     t.kernel("flash_fwd", 50, 4, launch_ts=41)
     t.op("aten::mm", 60, 5, [[32, 128], [128, 64]], ["c10::BFloat16"] * 2)
     t.kernel("gemm_nobias", 70, 10, launch_ts=61)
@@ -264,11 +345,11 @@ def test_unknown_device_leaves_pct_null(tmp_path):
 
 def test_optimizable_ops(tmp_path):
     t = T()
-    t.op("A", 0, 5)                       # launches 5 kernels at 0..4 (queue depth 1..5)
+    t.op("A", 0, 5)  # launches 5 kernels at 0..4 (queue depth 1..5)
     for i in range(5):
         t.kernel(f"k{i}", 10 + 10 * i, 10, launch_ts=i)
-    t.op("B", 30, 40)                     # while the queue drains to 0 (at 50, k4)
-    t.op("C", 61, 19)                     # launches k5 at 75
+    t.op("B", 30, 40)  # while the queue drains to 0 (at 50, k4)
+    t.op("C", 61, 19)  # launches k5 at 75
     t.kernel("k5", 90, 5, launch_ts=75)
     t.op("D", 85, 15)
     tr = t.open(tmp_path)
@@ -304,10 +385,10 @@ def test_analyze_command(tmp_path):
 
     import pyarrow.parquet as pq
     from conftest import DATA_TRACE
+
     exe = shutil.which("tracecols") or os.path.join(os.path.dirname(sys.executable), "tracecols")
     out = tmp_path / "a"
-    r = subprocess.run([exe, "analyze", str(DATA_TRACE), "-o", str(out), "--top", "3"],
-                       capture_output=True, text=True)
+    r = subprocess.run([exe, "analyze", str(DATA_TRACE), "-o", str(out), "--top", "3"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     for title in ("GPU timeline", "Top kernels", "Top ops by GPU time", "Worst idle gaps", "Optimizable ops"):
         assert title in r.stdout

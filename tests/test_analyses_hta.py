@@ -1,4 +1,5 @@
 """HTA's traces (and the rest of the small Kineto corpus) ingest and give consistent analyses."""
+
 import os
 
 import pytest
@@ -9,8 +10,7 @@ import tracecols
 
 pytestmark = pytest.mark.corpus
 
-HTA = [p for p in kineto_files() if "/HolisticTraceAnalysis/" in p and os.path.getsize(p) < 2_000_000] \
-    if CORPUS.is_dir() else []
+HTA = [p for p in kineto_files() if "/HolisticTraceAnalysis/" in p and os.path.getsize(p) < 2_000_000] if CORPUS.is_dir() else []
 
 
 @pytest.fixture(scope="module", params=HTA, ids=short)
@@ -22,11 +22,22 @@ def analysed(request):
 
 def test_all_analyses_run(analysed):
     t, tables = analysed
-    assert {"kernel_stats", "gpu_timeline", "temporal_breakdown", "idle_time", "queue_depth",
-            "optimizable_ops", "op_perf", "comm_compute_overlap"} <= set(tables)
+    assert {
+        "kernel_stats",
+        "gpu_timeline",
+        "temporal_breakdown",
+        "idle_time",
+        "queue_depth",
+        "optimizable_ops",
+        "op_perf",
+        "comm_compute_overlap",
+    } <= set(tables)
     n = t.sql("select count(*) as n from kernels")["n"][0]
-    assert tables["kernel_stats"].column("count").to_pylist() == [] if n == 0 else \
-        sum(tables["kernel_stats"].column("count").to_pylist()) == n
+    assert (
+        tables["kernel_stats"].column("count").to_pylist() == []
+        if n == 0
+        else sum(tables["kernel_stats"].column("count").to_pylist()) == n
+    )
 
 
 def test_timeline_properties(analysed):
@@ -71,6 +82,7 @@ def test_memcpy_bandwidth_matches_htas_counter(tmp_path):
     (HTA reads a folder of traces; its times are µs from the trace's first event)."""
     import logging
     import shutil
+
     hta = pytest.importorskip("hta.trace_analysis")
     p = CORPUS / "HolisticTraceAnalysis/tests/data/critical_path/alexnet/benchmark_result_2869224_1695835535_trace.json.gz"
     shutil.copy(p, tmp_path)
@@ -84,8 +96,10 @@ def test_memcpy_bandwidth_matches_htas_counter(tmp_path):
     for r in series.itertuples():
         ts_ns = (int(round(r.ts)) + analysis.t.min_ts) * 1000  # whole µs in this trace
         theirs[(direction[r.name], ts_ns)] = r.memory_bw_gbps * 1e9
-    ours = {(r["direction"], r["ts_ns"]): r["bytes_per_s"]
-            for r in tracecols.open(p).sql("select * from memcpy_bandwidth").iter_rows(named=True)}
+    ours = {
+        (r["direction"], r["ts_ns"]): r["bytes_per_s"]
+        for r in tracecols.open(p).sql("select * from memcpy_bandwidth").iter_rows(named=True)
+    }
     assert len(ours) == 38 and ours.keys() == theirs.keys()
     for k, v in theirs.items():
         assert ours[k] == pytest.approx(v, rel=1e-9, abs=1e-3), k

@@ -1,4 +1,5 @@
 """The TraceLens compatibility views and op_perf's GEMM sizes against TraceLens's own CSVs."""
+
 import ast
 import collections
 import csv
@@ -49,8 +50,12 @@ def test_kernel_summary(report):
     for k, r in ref.items():
         o = ours[k]
         assert int(r["Kernel duration (µs)_count"]) == o["Kernel duration (µs)_count"]
-        for col in ("Kernel duration (µs)_sum", "Kernel duration (µs)_mean", "Kernel duration (µs)_min",
-                    "Kernel duration (µs)_max"):
+        for col in (
+            "Kernel duration (µs)_sum",
+            "Kernel duration (µs)_mean",
+            "Kernel duration (µs)_min",
+            "Kernel duration (µs)_max",
+        ):
             assert _close(float(r[col]), o[col]), (k[2][:60], col, r[col], o[col])
         for col in ("Percent of kernels time (%)", "Percent of total time (%)"):
             assert _close(float(r[col]), o[col], abs_=1e-4), (k[2][:60], col, r[col], o[col])
@@ -65,8 +70,14 @@ def test_gemm_sizes_and_flops(report):
     with open(d / "GEMM.csv", newline="") as f:
         gemm_rows = list(csv.DictReader(f))
     for r in gemm_rows:
-        k = (r["name"], int(r["param: M"]), int(r["param: N"]), int(r["param: K"]), int(r["param: B"]),
-             ast.literal_eval(r["param: dtype_A_B"])[0])
+        k = (
+            r["name"],
+            int(r["param: M"]),
+            int(r["param: N"]),
+            int(r["param: K"]),
+            int(r["param: B"]),
+            ast.literal_eval(r["param: dtype_A_B"])[0],
+        )
         ref[k][0] += int(r["name_count"])
         ref[k][1].add(float(r["GFLOPS_first"]))
     ours = collections.defaultdict(lambda: [0, set()])

@@ -1,6 +1,7 @@
 """User annotations (annotation_breakdown, kernel_annotations) and the [memory] records
 (memory_timeline, memory_summary, memory_by_op): hand-built traces whose answers are worked
 out by hand below (times in µs), then the corpus against plain loops over the raw JSON."""
+
 from collections import defaultdict
 from decimal import Decimal
 
@@ -21,8 +22,7 @@ class Trace:
         self.corr = 0
 
     def x(self, cat, name, ts, dur, tid=1, pid=1, args=None):
-        self.ev.append({"ph": "X", "cat": cat, "name": name, "pid": pid, "tid": tid, "ts": ts, "dur": dur,
-                        "args": args or {}})
+        self.ev.append({"ph": "X", "cat": cat, "name": name, "pid": pid, "tid": tid, "ts": ts, "dur": dur, "args": args or {}})
         return len(self.ev) - 1
 
     def kernel(self, name, ts, dur, stream, launch_ts=None):
@@ -30,14 +30,28 @@ class Trace:
         self.corr += 1
         if launch_ts is not None:
             self.x("cuda_runtime", "cudaLaunchKernel", launch_ts, 0.5, args={"correlation": self.corr})
-        return self.x("kernel", name, ts, dur, tid=stream, pid=0,
-                      args={"device": 0, "stream": stream, "correlation": self.corr})
+        return self.x("kernel", name, ts, dur, tid=stream, pid=0, args={"device": 0, "stream": stream, "correlation": self.corr})
 
     def memory(self, ts, nbytes, allocated, reserved, device_id=0, tid=1):
-        self.ev.append({"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]", "pid": 1, "tid": tid,
-                        "ts": ts, "args": {"Total Reserved": reserved, "Total Allocated": allocated,
-                                           "Bytes": nbytes, "Addr": 4096 + len(self.ev),
-                                           "Device Id": device_id, "Device Type": 1}})
+        self.ev.append(
+            {
+                "ph": "i",
+                "cat": "cpu_instant_event",
+                "s": "t",
+                "name": "[memory]",
+                "pid": 1,
+                "tid": tid,
+                "ts": ts,
+                "args": {
+                    "Total Reserved": reserved,
+                    "Total Allocated": allocated,
+                    "Bytes": nbytes,
+                    "Addr": 4096 + len(self.ev),
+                    "Device Id": device_id,
+                    "Device Type": 1,
+                },
+            }
+        )
         return len(self.ev) - 1
 
     def open(self, tmp_path):
@@ -71,8 +85,10 @@ def annotated(tmp_path):
 
 def test_kernel_annotations(annotated):
     tr, u = annotated
-    got = {r["uid"]: (r["gpu_annotation_uid"], r["gpu_annotation"], r["host_annotation_uid"], r["host_annotation"])
-           for r in tr.sql("select * from kernel_annotations").to_dicts()}
+    got = {
+        r["uid"]: (r["gpu_annotation_uid"], r["gpu_annotation"], r["host_annotation_uid"], r["host_annotation"])
+        for r in tr.sql("select * from kernel_annotations").to_dicts()
+    }
     assert got == {
         # in two nested device ranges (outer, inner): the inner one; launched under outer > inner
         u["k1"]: (u["g_inner1"], "inner", u["inner_a"], "inner"),
@@ -88,8 +104,10 @@ def test_kernel_annotations(annotated):
 
 def test_annotation_breakdown(annotated):
     tr, _ = annotated
-    got = {(r["side"], r["device"], r["name"]): (r["count"], r["total_ns"], r["busy_ns"], r["gpu_busy_ns"])
-           for r in tr.sql("select * from annotation_breakdown").to_dicts()}
+    got = {
+        (r["side"], r["device"], r["name"]): (r["count"], r["total_ns"], r["busy_ns"], r["gpu_busy_ns"])
+        for r in tr.sql("select * from annotation_breakdown").to_dicts()
+    }
     assert got == {
         # steps [-10,105) and [105,140); they launched k1, k2, k3 (stream 7, 30 µs) and k4 (10)
         ("host", None, "ProfilerStep#*"): (2, 150 * US, 150 * US, 40 * US),
@@ -142,8 +160,20 @@ def allocating(tmp_path):
 def test_memory_timeline(allocating):
     tr, u = allocating
     rows = tr.sql("select * from memory_timeline").to_dicts()
-    got = [(r["device_id"], r["uid"], r["ts_ns"] // US, r["bytes"], r["allocated_bytes"], r["reserved_bytes"],
-            r["net_bytes"], r["op_uid"], r["op_name"]) for r in rows]
+    got = [
+        (
+            r["device_id"],
+            r["uid"],
+            r["ts_ns"] // US,
+            r["bytes"],
+            r["allocated_bytes"],
+            r["reserved_bytes"],
+            r["net_bytes"],
+            r["op_uid"],
+            r["op_name"],
+        )
+        for r in rows
+    ]
     assert got == [
         (0, u["m207"], 207, 300, 1300, 2000, 300, u["linear"], "aten::linear"),
         (0, u["m220"], 220, 100, 1400, 4000, 400, u["mm"], "aten::mm"),
@@ -159,8 +189,20 @@ def test_memory_timeline(allocating):
 
 def test_memory_summary(allocating):
     tr, _ = allocating
-    cols = ("device_id", "events", "allocs", "frees", "alloc_bytes", "freed_bytes", "peak_allocated_bytes",
-            "peak_ts_ns", "peak_reserved_bytes", "final_allocated_bytes", "final_reserved_bytes", "peak_net_bytes")
+    cols = (
+        "device_id",
+        "events",
+        "allocs",
+        "frees",
+        "alloc_bytes",
+        "freed_bytes",
+        "peak_allocated_bytes",
+        "peak_ts_ns",
+        "peak_reserved_bytes",
+        "final_allocated_bytes",
+        "final_reserved_bytes",
+        "peak_net_bytes",
+    )
     got = [tuple(r[c] for c in cols) for r in tr.sql("select * from memory_summary").to_dicts()]
     assert got == [
         # the peak 1450 is reached at 250 first, again at 320
@@ -182,6 +224,7 @@ def test_memory_by_op(allocating):
 
 
 # ---- the corpus against plain loops over the raw JSON ----------------------------------------
+
 
 def ns(v):
     return int(Decimal(v) * 1000)
@@ -212,14 +255,17 @@ def union(pairs):
     return total
 
 
-MEMORY_TRACES = [DATA_TRACE] + [CORPUS / p for p in (
-    "TraceLens/tests/traces/perf_model/normalization/normalization_layer_test.json.gz",
-    "TraceLens/tests/traces/mi300/ddp_resnet18_no_pool/train_resnet18.json.gz",
-    "TraceLens/tests/traces/h100/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz",
-    "generated/cpu_train_step.pt.trace.json.gz",
-    "kineto/tb_plugin/samples/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz",  # no totals
-    "HolisticTraceAnalysis/tests/data/df_index_resolver/df_index_resolver.json.gz",
-)]
+MEMORY_TRACES = [DATA_TRACE] + [
+    CORPUS / p
+    for p in (
+        "TraceLens/tests/traces/perf_model/normalization/normalization_layer_test.json.gz",
+        "TraceLens/tests/traces/mi300/ddp_resnet18_no_pool/train_resnet18.json.gz",
+        "TraceLens/tests/traces/h100/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz",
+        "generated/cpu_train_step.pt.trace.json.gz",
+        "kineto/tb_plugin/samples/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz",  # no totals
+        "HolisticTraceAnalysis/tests/data/df_index_resolver/df_index_resolver.json.gz",
+    )
+]
 
 
 @pytest.mark.corpus
@@ -277,10 +323,13 @@ def test_memory_ops_against_the_raw_json(path):
     assert got == want
 
 
-ANNOTATED_TRACES = [DATA_TRACE] + [CORPUS / p for p in (
-    "TraceLens/tests/traces/perf_model/normalization/normalization_layer_test.json.gz",
-    "TraceLens/tests/traces/mi300/ddp_resnet18_no_pool/train_resnet18.json.gz",
-)]
+ANNOTATED_TRACES = [DATA_TRACE] + [
+    CORPUS / p
+    for p in (
+        "TraceLens/tests/traces/perf_model/normalization/normalization_layer_test.json.gz",
+        "TraceLens/tests/traces/mi300/ddp_resnet18_no_pool/train_resnet18.json.gz",
+    )
+]
 
 
 @pytest.mark.corpus
@@ -328,8 +377,11 @@ def test_annotation_views_against_the_raw_json(path):
     assert set(got) == set(fold)
     for key, inst in fold.items():
         r = got[key]
-        assert (r["count"], r["total_ns"], r["busy_ns"]) == (len(inst), sum(b - a for a, b, _ in inst),
-                                                              union((a, b) for a, b, _ in inst)), key
+        assert (r["count"], r["total_ns"], r["busy_ns"]) == (
+            len(inst),
+            sum(b - a for a, b, _ in inst),
+            union((a, b) for a, b, _ in inst),
+        ), key
         under = set()
         for _, _, raw in inst:
             under |= host_under[raw] if key[0] == "host" else gpu_under[(key[1], raw)]

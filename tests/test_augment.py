@@ -1,4 +1,5 @@
 """`tracecols augment`: kernel_flop / kernel_num_gb added, every other byte unchanged."""
+
 import gzip
 import json
 import os
@@ -17,8 +18,10 @@ from tracecols.read.restore import restore_event
 from tracecols.store import augment as aug
 
 EXE = shutil.which("tracecols") or os.path.join(os.path.dirname(sys.executable), "tracecols")
-ADDED = re.compile(rb', "args": \{(?:"kernel_flop": \d+(?:, "kernel_num_gb": [0-9.E+-]+)?|"kernel_num_gb": [0-9.E+-]+)\}'
-                   rb'|"kernel_flop": \d+(?:, "kernel_num_gb": [0-9.E+-]+)?(?:, )?|"kernel_num_gb": [0-9.E+-]+(?:, )?')
+ADDED = re.compile(
+    rb', "args": \{(?:"kernel_flop": \d+(?:, "kernel_num_gb": [0-9.E+-]+)?|"kernel_num_gb": [0-9.E+-]+)\}'
+    rb'|"kernel_flop": \d+(?:, "kernel_num_gb": [0-9.E+-]+)?(?:, )?|"kernel_num_gb": [0-9.E+-]+(?:, )?'
+)
 ARGS = ("kernel_flop", "kernel_num_gb")
 
 
@@ -64,13 +67,25 @@ def test_data_trace_reingests_identically(tmp_path):
 
 
 def events_doc():
-    return {"schemaVersion": 1, "traceEvents": [
-        {"ph": "X", "cat": "cpu_op", "name": "aten::mm [\"x\"] {", "pid": 1, "tid": 1, "ts": 1.5, "dur": 10,
-         "args": {"External id": 1, "note": "}]\\\"args\"", "nested": {"args": {"a": [1, {"b": 2}]}}}},
-        {"ph": "X", "cat": "kernel", "name": "args", "pid": 0, "tid": 7, "ts": 2, "dur": 3},
-        {"ph": "X", "cat": "kernel", "name": "k2", "pid": 0, "tid": 7, "ts": 6, "dur": 3, "args": {}},
-        {"ph": "i", "name": "x", "pid": 1, "tid": 1, "ts": 20, "s": "t", "args": {"args": 1}},
-    ], "traceName": "t [with] {brackets}"}
+    return {
+        "schemaVersion": 1,
+        "traceEvents": [
+            {
+                "ph": "X",
+                "cat": "cpu_op",
+                "name": 'aten::mm ["x"] {',
+                "pid": 1,
+                "tid": 1,
+                "ts": 1.5,
+                "dur": 10,
+                "args": {"External id": 1, "note": '}]\\"args"', "nested": {"args": {"a": [1, {"b": 2}]}}},
+            },
+            {"ph": "X", "cat": "kernel", "name": "args", "pid": 0, "tid": 7, "ts": 2, "dur": 3},
+            {"ph": "X", "cat": "kernel", "name": "k2", "pid": 0, "tid": 7, "ts": 6, "dur": 3, "args": {}},
+            {"ph": "i", "name": "x", "pid": 1, "tid": 1, "ts": 20, "s": "t", "args": {"args": 1}},
+        ],
+        "traceName": "t [with] {brackets}",
+    }
 
 
 @pytest.mark.parametrize("form", ["object", "array"])
@@ -85,8 +100,12 @@ def test_hand_built_edge_cases(tmp_path, monkeypatch, form, chunk):
     text = (json.dumps(src, indent=1) if chunk == 64 else json.dumps(src, separators=(",", ":"))).encode()
     p = tmp_path / "in.json"
     p.write_bytes(text)
-    values = {0: {"kernel_flop": 12, "kernel_num_gb": Decimal("0.5")}, 1: {"kernel_flop": 3},
-              2: {"kernel_num_gb": Decimal("1E-9")}, 3: {"kernel_flop": 4}}
+    values = {
+        0: {"kernel_flop": 12, "kernel_num_gb": Decimal("0.5")},
+        1: {"kernel_flop": 3},
+        2: {"kernel_num_gb": Decimal("1E-9")},
+        3: {"kernel_flop": 4},
+    }
     out = tmp_path / "out.json"
     assert aug.write_augmented(p, out, values) == 4
     got = json.loads(out.read_bytes(), parse_float=Decimal)
@@ -122,6 +141,7 @@ def _steps(changes):
 def test_counters_carry_queue_length_and_bandwidth(tmp_path):
     from conftest import CORPUS
     from reference import load
+
     p = CORPUS / "HolisticTraceAnalysis/tests/data/critical_path/alexnet/benchmark_result_2869224_1695835535_trace.json.gz"
     out = tmp_path / "c.json"
     r = subprocess.run([EXE, "augment", "--counters", str(p), str(out)], capture_output=True, text=True)
@@ -130,10 +150,9 @@ def test_counters_carry_queue_length_and_bandwidth(tmp_path):
     doc = json.loads(out.read_bytes(), parse_float=Decimal)
     got = doc.pop("traceEvents")
     # the trace's own events come first, unchanged (no modelled op here: no args added); then the counters
-    assert got[:len(events)] == events and doc == meta
-    added = got[len(events):]
-    assert added and all(e["ph"] == "C" and e["pid"] == 0 and set(e) == {"ph", "name", "pid", "ts", "args"}
-                         for e in added)
+    assert got[: len(events)] == events and doc == meta
+    added = got[len(events) :]
+    assert added and all(e["ph"] == "C" and e["pid"] == 0 and set(e) == {"ph", "name", "pid", "ts", "args"} for e in added)
     us = Decimal(1000)
 
     def ns(v):
@@ -141,8 +160,9 @@ def test_counters_carry_queue_length_and_bandwidth(tmp_path):
 
     # queue length, from the raw events: +1 at the launch call of each device event (same
     # correlation), -1 at the device event's start, a start before a launch at one time
-    launches = {e["args"]["correlation"]: e for e in events
-                if e.get("cat") == "cuda_runtime" and "correlation" in e.get("args", {})}
+    launches = {
+        e["args"]["correlation"]: e for e in events if e.get("cat") == "cuda_runtime" and "correlation" in e.get("args", {})
+    }
     device = [e for e in events if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")]
     changes = []
     for e in device:
@@ -182,8 +202,10 @@ def test_new_events_go_at_the_end_of_the_event_array(tmp_path, monkeypatch, form
     text = json.dumps(src, indent=1).encode()
     p = tmp_path / "in.json"
     p.write_bytes(text)
-    new = [{"ph": "C", "name": "memcpy HtoD", "pid": 0, "ts": Decimal("1.5"), "args": {"GB/s": 2.5}},
-           {"ph": "C", "name": "stream 7 queue", "pid": 0, "ts": 2, "args": {"length": 1}}]
+    new = [
+        {"ph": "C", "name": "memcpy HtoD", "pid": 0, "ts": Decimal("1.5"), "args": {"GB/s": 2.5}},
+        {"ph": "C", "name": "stream 7 queue", "pid": 0, "ts": 2, "args": {"length": 1}},
+    ]
     out = tmp_path / "out.json"
     assert aug.write_augmented(p, out, {1: {"kernel_flop": 3}}, events=new) == (0 if form == "empty" else 1)
     got = json.loads(out.read_bytes(), parse_float=Decimal)

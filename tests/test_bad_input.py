@@ -1,6 +1,7 @@
 """Bad input not covered by test_reader_cases.py: each case ingests with a counted warning in
 traces.warnings, or fails with one line (file, offset where known, what was expected), exit 2,
 and nothing written. The table of cases is docs/errors.md."""
+
 import contextlib
 import gzip
 import io
@@ -40,38 +41,77 @@ def cli(*args):
 
 
 CLEAN = {  # case -> (file bytes, a word of the expected warning or None, check(trace))
-    "ts beyond int64": (b'{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "a", "ts": 99999999999999999999999, '
-                        b'"dur": 1, "pid": 1, "tid": 1}, {"ph": "X", "cat": "cpu_op", "name": "b", "ts": 5, "dur": 1, '
-                        b'"pid": 1, "tid": 1}]}', "'ts'",
-                        lambda t: t.sql("select uid from slices").rows() == [(1,)]
-                        and "99999999999999999999999" in t.sql("select extra from events where uid = 0").item()),
-    "dur beyond int64": (b'{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "a", "ts": 1, '
-                         b'"dur": 18446744073709551616, "pid": 1, "tid": 1}]}',
-                         "'dur'", lambda t: t.sql("select dur_ns from slices").rows() == [(0,)]),
-    "missing ts": (doc({"ph": "X", "cat": "cpu_op", "name": "a", "dur": 1, "pid": 1, "tid": 1}, X(ts=3)), "'ts'",
-                   lambda t: t.sql("select uid from slices").rows() == [(1,)]),
-    "missing dur": (doc({"ph": "X", "cat": "cpu_op", "name": "a", "ts": 1, "pid": 1, "tid": 1}), "'dur'",
-                    lambda t: t.sql("select dur_ns from slices").rows() == [(0,)]),
-    "missing ph": (doc({"cat": "cpu_op", "name": "a", "ts": 1, "dur": 1, "pid": 1, "tid": 1}, X()), "without 'ph'",
-                   lambda t: t.sql("select count(*) from events").item() == 2
-                   and t.sql("select count(*) from slices").item() == 1),
-    "negative dur": (doc(X(ts=10, dur=-5), X(ts=10, dur=3, name="b")), "negative 'dur'",
-                     lambda t: t.sql("select dur_ns from events order by uid").rows() == [(-5000,), (3000,)]
-                     and t.sql("select uid, dur_ns from slices order by uid").rows() == [(0, 0), (1, 3000)]),
-    "unknown ph": (doc(X(ph="Q"), X()), "unknown 'ph' ('Q')",
-                   lambda t: t.sql("select ph from events order by uid").rows() == [("Q",), ("X",)]),
-    "pid/tid as strings": (doc(X(pid="host 1", tid="main"), X(pid="host 1", tid="main", ts=1.5, dur=0.1, name="c")),
-                           None, lambda t: t.sql("select depth from slices order by uid").rows() == [(0,), (1,)]
-                           and t.sql("select distinct pid_str, tid_str from events").rows() == [("host 1", "main")]),
-    "duplicate correlation ids": (doc(_launch(1, 5), _launch(3, 5), _kernel(5, 5)), "correlation id",
-                                  lambda t: t.sql("select launch_uid from kernels").rows() == [(0,)]),
-    "odd metadata types": (json.dumps({"traceEvents": [X()], "deviceProperties": 1, "distributedInfo": [1],
-                                       "baseTimeNanoseconds": 2 ** 63}).encode(), None,
-                           lambda t: t.sql("select base_time_ns, devices, rank from traces").rows() == [(None, None, None)]
-                           and t.sql("select count(*) from devices").item() == 0),
-    "events out of order": (doc(X(ts=50, dur=1, name="child"), X(ts=10, dur=100, name="parent")), None,
-                            lambda t: t.sql("select name, depth, parent_uid from slices order by uid").rows()
-                            == [("child", 1, 1), ("parent", 0, None)]),
+    "ts beyond int64": (
+        b'{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "a", "ts": 99999999999999999999999, '
+        b'"dur": 1, "pid": 1, "tid": 1}, {"ph": "X", "cat": "cpu_op", "name": "b", "ts": 5, "dur": 1, '
+        b'"pid": 1, "tid": 1}]}',
+        "'ts'",
+        lambda t: (
+            t.sql("select uid from slices").rows() == [(1,)]
+            and "99999999999999999999999" in t.sql("select extra from events where uid = 0").item()
+        ),
+    ),
+    "dur beyond int64": (
+        b'{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "a", "ts": 1, "dur": 18446744073709551616, "pid": 1, "tid": 1}]}',
+        "'dur'",
+        lambda t: t.sql("select dur_ns from slices").rows() == [(0,)],
+    ),
+    "missing ts": (
+        doc({"ph": "X", "cat": "cpu_op", "name": "a", "dur": 1, "pid": 1, "tid": 1}, X(ts=3)),
+        "'ts'",
+        lambda t: t.sql("select uid from slices").rows() == [(1,)],
+    ),
+    "missing dur": (
+        doc({"ph": "X", "cat": "cpu_op", "name": "a", "ts": 1, "pid": 1, "tid": 1}),
+        "'dur'",
+        lambda t: t.sql("select dur_ns from slices").rows() == [(0,)],
+    ),
+    "missing ph": (
+        doc({"cat": "cpu_op", "name": "a", "ts": 1, "dur": 1, "pid": 1, "tid": 1}, X()),
+        "without 'ph'",
+        lambda t: t.sql("select count(*) from events").item() == 2 and t.sql("select count(*) from slices").item() == 1,
+    ),
+    "negative dur": (
+        doc(X(ts=10, dur=-5), X(ts=10, dur=3, name="b")),
+        "negative 'dur'",
+        lambda t: (
+            t.sql("select dur_ns from events order by uid").rows() == [(-5000,), (3000,)]
+            and t.sql("select uid, dur_ns from slices order by uid").rows() == [(0, 0), (1, 3000)]
+        ),
+    ),
+    "unknown ph": (
+        doc(X(ph="Q"), X()),
+        "unknown 'ph' ('Q')",
+        lambda t: t.sql("select ph from events order by uid").rows() == [("Q",), ("X",)],
+    ),
+    "pid/tid as strings": (
+        doc(X(pid="host 1", tid="main"), X(pid="host 1", tid="main", ts=1.5, dur=0.1, name="c")),
+        None,
+        lambda t: (
+            t.sql("select depth from slices order by uid").rows() == [(0,), (1,)]
+            and t.sql("select distinct pid_str, tid_str from events").rows() == [("host 1", "main")]
+        ),
+    ),
+    "duplicate correlation ids": (
+        doc(_launch(1, 5), _launch(3, 5), _kernel(5, 5)),
+        "correlation id",
+        lambda t: t.sql("select launch_uid from kernels").rows() == [(0,)],
+    ),
+    "odd metadata types": (
+        json.dumps({"traceEvents": [X()], "deviceProperties": 1, "distributedInfo": [1], "baseTimeNanoseconds": 2**63}).encode(),
+        None,
+        lambda t: (
+            t.sql("select base_time_ns, devices, rank from traces").rows() == [(None, None, None)]
+            and t.sql("select count(*) from devices").item() == 0
+        ),
+    ),
+    "events out of order": (
+        doc(X(ts=50, dur=1, name="child"), X(ts=10, dur=100, name="parent")),
+        None,
+        lambda t: (
+            t.sql("select name, depth, parent_uid from slices order by uid").rows() == [("child", 1, 1), ("parent", 0, None)]
+        ),
+    ),
 }
 
 
@@ -94,6 +134,7 @@ def test_clean_ingest_with_a_counted_warning(tmp_path, case):
 
 def test_real_trace_has_no_warnings():
     from conftest import DATA_TRACE
+
     assert tracecols.open(str(DATA_TRACE)).sql("select warnings from traces").item().to_list() == []
 
 
@@ -107,11 +148,14 @@ def _corrupt_gzip_middle():
 
 
 FAIL = {  # case -> (file bytes, error class, words of the message, offset expected)
-    "Perfetto protobuf": (b"\x0a\x10\x0a\x0e\x08\x01\x12\x0atrack_name" + b"\x00" * 20, NotATrace,
-                          "Perfetto", False),
+    "Perfetto protobuf": (b"\x0a\x10\x0a\x0e\x08\x01\x12\x0atrack_name" + b"\x00" * 20, NotATrace, "Perfetto", False),
     "other binary file": (b"\x00\x01\x02\x03PK binary", NotATrace, "binary data", False),
-    "an event that is not an object": (b'{"traceEvents": [{"ph": "X", "ts": 1}, 0]}', Malformed,
-                                       "event 1 of traceEvents is a JSON number, expected an object", False),
+    "an event that is not an object": (
+        b'{"traceEvents": [{"ph": "X", "ts": 1}, 0]}',
+        Malformed,
+        "event 1 of traceEvents is a JSON number, expected an object",
+        False,
+    ),
     "corrupt gzip in the middle": (_corrupt_gzip_middle(), Malformed, "corrupt gzip data", True),
 }
 
@@ -126,8 +170,11 @@ def test_one_line_error_exit_2_nothing_written(tmp_path, case):
     line = e.value.line()
     assert str(p) in line and words in line and "\n" not in line
     assert (e.value.offset is not None) == has_offset
-    for args in (("info", p), ("ingest", p, "-o", tmp_path / "lake", "-j", "1"),
-                 ("sql", p, "select 1", "--format", "csv", "-o", tmp_path / "r.csv")):
+    for args in (
+        ("info", p),
+        ("ingest", p, "-o", tmp_path / "lake", "-j", "1"),
+        ("sql", p, "select 1", "--format", "csv", "-o", tmp_path / "r.csv"),
+    ):
         rc, out, err = cli(*args)
         assert rc == 2 and out == "" and len(err.strip().splitlines()) == 1, (args, err)
         assert "Traceback" not in err and str(p) in err
@@ -142,8 +189,10 @@ def test_errors_are_trace_errors():
 # Damaged gzip: the parser may see garbage before zlib notices (or the CRC-32 check at the
 # end fails after the parse error), so the error names the gzip damage, not the JSON symptom.
 
+
 def _real_gz():
     from conftest import DATA_TRACE
+
     return DATA_TRACE.read_bytes()
 
 
@@ -155,7 +204,7 @@ def _damaged(kind, frac, seed):
         for i in range(at, at + 16):
             b[i] ^= rng.randrange(1, 256)
     else:  # a zeroed 4 KB block
-        b[at:at + 4096] = bytes(4096)
+        b[at : at + 4096] = bytes(4096)
     return bytes(b)
 
 
@@ -183,14 +232,19 @@ def _fails_cleanly(tmp_path, content, words, name="t.json.gz", all_commands=Fals
 @pytest.mark.parametrize("frac,seed", [(0.05, 1), (0.3, 2), (0.5, 3), (0.7, 4), (0.9, 5)])
 def test_gzip_corrupt_in_the_middle_says_corrupt_gzip(tmp_path, kind, frac, seed):
     # zeroing 4 KB at 70% of this trace used to crash the process (see test_overlong_digit_run)
-    line = _fails_cleanly(tmp_path, _damaged(kind, frac, seed), ["malformed trace: corrupt gzip data: ",
-                                                                  "(at compressed byte "],
-                          all_commands=frac == 0.5)
+    line = _fails_cleanly(
+        tmp_path,
+        _damaged(kind, frac, seed),
+        ["malformed trace: corrupt gzip data: ", "(at compressed byte "],
+        all_commands=frac == 0.5,
+    )
     assert "lexical error" not in line and "parse error" not in line
 
 
-@pytest.mark.parametrize("byte,reason", [(-8, "incorrect data check"), (-5, "incorrect data check"),
-                                         (-4, "incorrect length check"), (-1, "incorrect length check")])
+@pytest.mark.parametrize(
+    "byte,reason",
+    [(-8, "incorrect data check"), (-5, "incorrect data check"), (-4, "incorrect length check"), (-1, "incorrect length check")],
+)
 def test_gzip_bad_trailer_says_which_check_failed(tmp_path, byte, reason):
     b = bytearray(_real_gz())
     b[byte] ^= 0x01
@@ -204,9 +258,12 @@ def test_gzip_bad_trailer_says_which_check_failed(tmp_path, byte, reason):
 def test_gzip_truncated_says_truncated_gzip_file(tmp_path, cut):
     gz = _real_gz()
     n = cut if isinstance(cut, int) and cut > 0 else len(gz) + cut if isinstance(cut, int) else int(len(gz) * cut)
-    line = _fails_cleanly(tmp_path, gz[:n], ["malformed trace: truncated gzip file: ",
-                                             f"(at compressed byte {n} / decompressed byte "],
-                          all_commands=cut == 0.5)
+    line = _fails_cleanly(
+        tmp_path,
+        gz[:n],
+        ["malformed trace: truncated gzip file: ", f"(at compressed byte {n} / decompressed byte "],
+        all_commands=cut == 0.5,
+    )
     assert "corrupt" not in line and "end-of-stream marker" in line
 
 
@@ -218,8 +275,9 @@ def test_gzip_sound_but_json_bad_keeps_the_json_message(tmp_path):
 
 def test_gzip_followed_by_junk_is_corrupt_and_zero_padding_is_fine(tmp_path):
     gz = gzip.compress(doc(X()))
-    line = _fails_cleanly(tmp_path, gz + b"junk", ["corrupt gzip data: ", "not another gzip member",
-                                                   f"(at compressed byte {len(gz)} / "])
+    line = _fails_cleanly(
+        tmp_path, gz + b"junk", ["corrupt gzip data: ", "not another gzip member", f"(at compressed byte {len(gz)} / "]
+    )
     assert "truncated" not in line
     p = tmp_path / "padded.json.gz"
     p.write_bytes(gz + bytes(100) + gzip.compress(b"") + bytes(3))
@@ -230,11 +288,17 @@ def test_gzip_errors_in_the_head_and_in_an_execution_trace(tmp_path):
     # damage before traceEvents (the metadata head) and in an Execution Trace (same item_stream)
     meta = {"deviceProperties": [{"id": i, "name": "x" * 200} for i in range(300)]}
     gz = bytearray(gzip.compress(json.dumps(dict(meta, traceEvents=[X()])).encode()))
-    gz[len(gz) // 3:len(gz) // 3 + 64] = bytes(64)
+    gz[len(gz) // 3 : len(gz) // 3 + 64] = bytes(64)
     _fails_cleanly(tmp_path, bytes(gz), ["gzip"], name="head.json.gz")
     from tracecols.read.execution_trace import read_execution_trace
-    et = {"schema": "1.0.1", "pid": 1, "time": "x", "start_ts": 1,
-          "nodes": [{"id": i, "name": f"op{i}", "parent": 0, "inputs": {}, "outputs": {}} for i in range(5000)]}
+
+    et = {
+        "schema": "1.0.1",
+        "pid": 1,
+        "time": "x",
+        "start_ts": 1,
+        "nodes": [{"id": i, "name": f"op{i}", "parent": 0, "inputs": {}, "outputs": {}} for i in range(5000)],
+    }
     gz = gzip.compress(json.dumps(et).encode())
     p = tmp_path / "et.json.gz"
     p.write_bytes(gz[: len(gz) // 2])
@@ -254,8 +318,11 @@ def test_overlong_digit_run_is_an_error_not_a_crash(tmp_path, gz):
     content += b'{"ph": "X", "ts": 1' + b"7" * limit + b', "dur": 1}]}'
     p = tmp_path / "t.json"
     p.write_bytes(gzip.compress(content) if gz else content)
-    r = subprocess.run([sys.executable, "-c", "import sys; from tracecols.cli import main; sys.exit(main(sys.argv[1:]))",
-                        "info", str(p)], capture_output=True, text=True)
+    r = subprocess.run(
+        [sys.executable, "-c", "import sys; from tracecols.cli import main; sys.exit(main(sys.argv[1:]))", "info", str(p)],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r
     assert str(p) in r.stderr and f"near byte {at})" in r.stderr and "more than" in r.stderr and "digits" in r.stderr
     ok = content.replace(b"1" + b"7" * limit, b"1" + b"7" * (limit - 1))  # at the limit: read
@@ -265,6 +332,7 @@ def test_overlong_digit_run_is_an_error_not_a_crash(tmp_path, gz):
 
 # ---------------------------------------------------------------------------------------
 # tracecols sql: read-only over its inputs, bad queries in one line.
+
 
 def _snapshot(d):
     return {p: p.read_bytes() for p in sorted(d.rglob("*")) if p.is_file()}
@@ -280,15 +348,18 @@ def outputs(tmp_path_factory):
     return d, [trace, saved, d / "lake"]
 
 
-@pytest.mark.parametrize("query,expect", [
-    ("copy (select * from events) to '{target}' (format parquet)", "COPY"),
-    ("copy events to '{target}'", "COPY"),
-    ("select 1; copy (select 1) to '{target}'", "COPY"),
-    ("export database '{dir}'", "EXPORT"),
-    ("attach '{dir}/x.duckdb' as x", "ATTACH"),
-    ("set enable_external_access = true", "SET"),
-    ("install httpfs", ""),
-])
+@pytest.mark.parametrize(
+    "query,expect",
+    [
+        ("copy (select * from events) to '{target}' (format parquet)", "COPY"),
+        ("copy events to '{target}'", "COPY"),
+        ("select 1; copy (select 1) to '{target}'", "COPY"),
+        ("export database '{dir}'", "EXPORT"),
+        ("attach '{dir}/x.duckdb' as x", "ATTACH"),
+        ("set enable_external_access = true", "SET"),
+        ("install httpfs", ""),
+    ],
+)
 def test_sql_cannot_write_its_inputs(outputs, query, expect):
     d, sources = outputs
     before = _snapshot(d)
@@ -304,19 +375,27 @@ def test_sql_create_table_stays_in_memory(outputs):
     d, sources = outputs
     before = _snapshot(d)
     for src in sources:
-        rc, out, err = cli("sql", src, "create table k2 as select * from kernels; insert into k2 select * from k2; "
-                                       "select count(*) as n from k2", "--format", "csv")
+        rc, out, err = cli(
+            "sql",
+            src,
+            "create table k2 as select * from kernels; insert into k2 select * from k2; select count(*) as n from k2",
+            "--format",
+            "csv",
+        )
         assert rc == 0 and out.split() == ["n", "2"], err
         rc, out, err = cli("sql", src, "delete from events")
         assert rc == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err
     assert _snapshot(d) == before
 
 
-@pytest.mark.parametrize("query,expect", [
-    ("select * from trace", 'Did you mean "traces"'),
-    ("select nme from events", 'Candidate bindings: "name"'),
-    ("select * from events where", "syntax error"),
-])
+@pytest.mark.parametrize(
+    "query,expect",
+    [
+        ("select * from trace", 'Did you mean "traces"'),
+        ("select nme from events", 'Candidate bindings: "name"'),
+        ("select * from events where", "syntax error"),
+    ],
+)
 def test_bad_query_gives_duckdb_message_and_hint_on_one_line(outputs, query, expect):
     d, sources = outputs
     rc, out, err = cli("sql", sources[0], query)

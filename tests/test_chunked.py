@@ -5,6 +5,7 @@ to ijson from byte 0 (Items._hand_over), which is how the reader worked before c
 same elements (same Python types: int, Decimal, str, list, dict), the same bytes after the
 array, the same errors; the fast path must actually have been taken where it can be.
 """
+
 import io
 import json
 import re
@@ -66,8 +67,18 @@ def small_blocks(monkeypatch):
 
 
 def _events(n):
-    return [{"ph": "X", "name": f"op{i}", "ts": Decimal(f"{i}.125"), "dur": i, "pid": 1, "tid": 2,
-             "args": {"shape": [[i, 3]], "big": 2 ** 70 + i}} for i in range(n)]
+    return [
+        {
+            "ph": "X",
+            "name": f"op{i}",
+            "ts": Decimal(f"{i}.125"),
+            "dur": i,
+            "pid": 1,
+            "tid": 2,
+            "args": {"shape": [[i, 3]], "big": 2**70 + i},
+        }
+        for i in range(n)
+    ]
 
 
 def _json(v):
@@ -84,7 +95,7 @@ def _doc(events, head=None, tail=None):
 
 def test_doc_helper_writes_exact_decimals():
     got = json.loads(_doc(_events(2)), parse_float=Decimal)["traceEvents"]
-    assert got[1]["ts"] == Decimal("1.125") and got[1]["args"]["big"] == 2 ** 70 + 1
+    assert got[1]["ts"] == Decimal("1.125") and got[1]["args"]["big"] == 2**70 + 1
 
 
 def test_many_blocks_same_elements_and_fast_path_taken(small_blocks):
@@ -110,7 +121,7 @@ def test_cut_inside_a_string_is_never_taken_for_an_element_boundary(small_blocks
 
 
 def test_keys_after_the_array_with_the_cut_pattern(small_blocks):
-    tail = {"deviceProperties": [{"id": i, "name": "gpu"} for i in range(50)], "baseTimeNanoseconds": 2 ** 62}
+    tail = {"deviceProperties": [{"id": i, "name": "gpu"} for i in range(50)], "baseTimeNanoseconds": 2**62}
     fast, got_tail, _ = _read(_doc(_events(100), tail=tail))
     assert len(fast) == 100 and parse_tail(got_tail) == tail
 
@@ -146,7 +157,7 @@ def test_one_element_bigger_than_any_block_goes_to_ijson(small_blocks):
 def test_values_msgspec_declines_are_left_to_ijson(small_blocks, bad):
     doc = _doc(_events(60))
     i = doc.index(b'"name": "op30"')
-    doc = doc[:i] + bad + doc[i + len(b'"name": "op30"'):]
+    doc = doc[:i] + bad + doc[i + len(b'"name": "op30"') :]
     try:
         slow = _read(doc, fast=False)[0]
     except ijson.JSONError as e:
@@ -162,7 +173,7 @@ def test_malformed_json_mid_file_gives_the_plain_error_near_the_same_byte(tmp_pa
     events = _events(20000)  # several real 4 MB blocks
     doc = _doc(events)
     pos = doc.index(b'"name": "op15000"')
-    doc = doc[:pos] + b'"name" "op15000"' + doc[pos + len(b'"name": "op15000"'):]
+    doc = doc[:pos] + b'"name" "op15000"' + doc[pos + len(b'"name": "op15000"') :]
     p = tmp_path / "bad.json"
     p.write_bytes(doc)
     errors = []
@@ -184,12 +195,17 @@ def test_malformed_json_mid_file_gives_the_plain_error_near_the_same_byte(tmp_pa
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(names=st.lists(st.text(alphabet=st.sampled_from('ab}{,] ["\\\u00e9\u4e2d\n\t'), max_size=12),
-                      min_size=0, max_size=60),
-       numbers=st.lists(st.one_of(st.integers(-2 ** 80, 2 ** 80),
-                                  st.decimals(allow_nan=False, allow_infinity=False, places=4)),
-                        min_size=1, max_size=5),
-       read=st.integers(1, 300), block=st.integers(1, 2000), spaces=st.sampled_from(["", " ", "\n  "]))
+@given(
+    names=st.lists(st.text(alphabet=st.sampled_from('ab}{,] ["\\\u00e9\u4e2d\n\t'), max_size=12), min_size=0, max_size=60),
+    numbers=st.lists(
+        st.one_of(st.integers(-(2**80), 2**80), st.decimals(allow_nan=False, allow_infinity=False, places=4)),
+        min_size=1,
+        max_size=5,
+    ),
+    read=st.integers(1, 300),
+    block=st.integers(1, 2000),
+    spaces=st.sampled_from(["", " ", "\n  "]),
+)
 def test_random_documents_decode_as_ijson_does(monkeypatch, names, numbers, read, block, spaces):
     monkeypatch.setattr(chunked, "READ", read)
     monkeypatch.setattr(chunked, "BLOCK", block)

@@ -1,4 +1,5 @@
 """The `tracecols` command as a user runs it: outputs, formats, and one-line errors with exit code 2."""
+
 import csv
 import io
 import json
@@ -29,16 +30,23 @@ def test_info_shows_the_trace():
 def test_the_command_does_without_pandas(tmp_path):
     # pyarrow imports pandas, where installed, at its first array: 0.2-0.3 s and 35 MB a command
     import importlib.util
+
     assert importlib.util.find_spec("pandas") is not None  # installed here, so the check can fail
-    code = ("import atexit, sys; atexit.register(lambda: print('pandas loaded:', 'pandas' in sys.modules)); "
-            "from tracecols.cli import run; run()")
-    r = subprocess.run([sys.executable, "-c", code, "analyze", DATA_TRACE, "-o", tmp_path / "out", "-q"],
-                       capture_output=True, text=True)
+    code = (
+        "import atexit, sys; atexit.register(lambda: print('pandas loaded:', 'pandas' in sys.modules)); "
+        "from tracecols.cli import run; run()"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", code, "analyze", DATA_TRACE, "-o", tmp_path / "out", "-q"], capture_output=True, text=True
+    )
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip().endswith("pandas loaded: False")
     assert (tmp_path / "out" / "op_perf.parquet").exists()
-    r = subprocess.run([sys.executable, "-c", "import sys, pyarrow as pa; pa.array([1]); print('pandas' in sys.modules)"],
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        [sys.executable, "-c", "import sys, pyarrow as pa; pa.array([1]); print('pandas' in sys.modules)"],
+        capture_output=True,
+        text=True,
+    )
     assert r.stdout.strip() == "True"  # what the command avoids
 
 
@@ -74,11 +82,14 @@ def test_ingest_writes_parquet_and_manifest(tmp_path):
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temp dirs left
 
 
-@pytest.mark.parametrize("args,expect", [
-    (("info", "/no/such/trace.json"), "no such file"),
-    (("sql", DATA_TRACE, "selec 1"), "syntax error"),
-    (("sql", DATA_TRACE, "select * from nosuchtable"), "nosuchtable"),
-])
+@pytest.mark.parametrize(
+    "args,expect",
+    [
+        (("info", "/no/such/trace.json"), "no such file"),
+        (("sql", DATA_TRACE, "selec 1"), "syntax error"),
+        (("sql", DATA_TRACE, "select * from nosuchtable"), "nosuchtable"),
+    ],
+)
 def test_errors_are_one_line_exit_2(args, expect):
     r = run(*args)
     assert r.returncode == 2
@@ -93,6 +104,7 @@ def test_not_a_trace_and_truncated_are_one_line(tmp_path):
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "Execution Trace" in r.stderr
     cut = tmp_path / "cut.json"
     import gzip
+
     cut.write_bytes(gzip.decompress(DATA_TRACE.read_bytes())[:100_000])
     out = tmp_path / "out"
     r = run("ingest", cut, "-o", out)
@@ -103,6 +115,7 @@ def test_not_a_trace_and_truncated_are_one_line(tmp_path):
 
 def test_sql_files_ship_inside_the_installed_package():
     from tracecols.engine.sqlfiles import sql_dir
+
     d = sql_dir()
     # every domain folder ships, not only the top level
     assert {"flows", "op_perf", "tracelens_ops_summary", "_hta_unions"} <= {p.stem for p in d.rglob("*.sql")}
@@ -122,4 +135,5 @@ def test_csv_writes_list_columns_as_json_text(tmp_path):
 
 def tracecols_open_rows(q):
     import tracecols
+
     return tracecols.open(str(DATA_TRACE)).sql(q).to_dicts()

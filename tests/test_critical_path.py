@@ -3,6 +3,7 @@
 comments, the sweep against a plain longest-path DP on random graphs, the whole analysis
 against a plain event-by-event reference (tests/critical_path_reference.py) on hand-built and
 real traces, and against HTA's own critical path analysis on HTA's test traces."""
+
 import contextlib
 import io
 import json
@@ -29,8 +30,16 @@ def _x(cat, name, ts, dur, tid=1, **args):
 
 
 def _kernel(name, ts, dur, corr, stream=7):
-    return {"ph": "X", "cat": "kernel", "name": name, "pid": 0, "tid": stream, "ts": ts, "dur": dur,
-            "args": {"device": 0, "stream": stream, "correlation": corr}}
+    return {
+        "ph": "X",
+        "cat": "kernel",
+        "name": name,
+        "pid": 0,
+        "tid": stream,
+        "ts": ts,
+        "dur": dur,
+        "args": {"device": 0, "stream": stream, "correlation": corr},
+    }
 
 
 def _summary(t, annotation=None):
@@ -57,12 +66,15 @@ def _cli(*args):
 # host alone gets to the sync's end in 15 µs (2+4+4, 1+2+2; the blocking call counts 0).
 STEP = [
     _x("user_annotation", "ProfilerStep#7", 0, 100),
-    _x("cpu_op", "aten::linear", 1, 10), _x("cuda_runtime", "cudaLaunchKernel", 3, 4, correlation=1),
-    _x("cpu_op", "aten::add", 15, 5), _x("cuda_runtime", "cudaLaunchKernel", 16, 2, correlation=2),
+    _x("cpu_op", "aten::linear", 1, 10),
+    _x("cuda_runtime", "cudaLaunchKernel", 3, 4, correlation=1),
+    _x("cpu_op", "aten::add", 15, 5),
+    _x("cuda_runtime", "cudaLaunchKernel", 16, 2, correlation=2),
     _x("cuda_runtime", "cudaDeviceSynchronize", 22, 30),
     _x("user_annotation", "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", 58, 8),
     _x("cpu_op", "aten::mul", 60, 4),
-    _kernel("ampere_sgemm_128x64_nn", 10, 20, 1), _kernel("ncclKernel_AllReduce_RING_LL_Sum_float", 31, 15, 2),
+    _kernel("ampere_sgemm_128x64_nn", 10, 20, 1),
+    _kernel("ncclKernel_AllReduce_RING_LL_Sum_float", 31, 15, 2),
 ]
 
 
@@ -75,18 +87,32 @@ def test_a_step_by_hand(tmp_path):
         ("kernel", "ampere_sgemm_128x64_nn", 20000, "gpu_compute_bound"),
         ("kernel_kernel", "ampere_sgemm_128x64_nn", 1000, "kernel_kernel_overhead"),
         ("kernel", "ncclKernel_AllReduce_RING_LL_Sum_float", 15000, "gpu_communication_bound"),
-        ("sync", None, 0, None), ("dependency", None, 0, None),
-        ("cpu", "aten::mul", 4000, "data_loading")]
+        ("sync", None, 0, None),
+        ("dependency", None, 0, None),
+        ("cpu", "aten::mul", 4000, "data_loading"),
+    ]
     assert [r["seq"] for r in path] == list(range(8)) and {r["step"] for r in path} == {7}
     assert [(r["ts_ns"], r["end_ns"]) for r in path] == [
-        (1000, 3000), (3000, 10000), (10000, 30000), (30000, 31000), (31000, 46000), (46000, 52000),
-        (52000, 60000), (60000, 64000)]
+        (1000, 3000),
+        (3000, 10000),
+        (10000, 30000),
+        (30000, 31000),
+        (31000, 46000),
+        (46000, 52000),
+        (52000, 60000),
+        (60000, 64000),
+    ]
     assert path[6]["src_uid"] == 5 and path[6]["dst_uid"] == 7  # the sync call, then aten::mul
     s = t.sql("select * from critical_path_summary").to_dicts()
     got = {r["bound_by"]: (r["path_ns"], r["segments"]) for r in s}
-    assert got == {"gpu_compute_bound": (20000, 1), "gpu_communication_bound": (15000, 1),
-                   "kernel_launch_overhead": (7000, 1), "data_loading": (4000, 1), "cpu_bound": (2000, 1),
-                   "kernel_kernel_overhead": (1000, 1)}
+    assert got == {
+        "gpu_compute_bound": (20000, 1),
+        "gpu_communication_bound": (15000, 1),
+        "kernel_launch_overhead": (7000, 1),
+        "data_loading": (4000, 1),
+        "cpu_bound": (2000, 1),
+        "kernel_kernel_overhead": (1000, 1),
+    }
     assert [r["bound_by"] for r in s][:2] == ["gpu_compute_bound", "gpu_communication_bound"]  # longest first
     r = next(r for r in s if r["bound_by"] == "cpu_bound")
     assert r["step_ns"] == 100000 and r["pct_of_step"] == pytest.approx(2.0)
@@ -112,9 +138,12 @@ def test_a_slice_without_a_name_is_a_plain_host_slice(tmp_path):
 # Path: launch call 1 (2) -> dependency -> launch start 2 ->(3) k8 (20) -> sync end -> relu (10) = 35 µs.
 # Had it waited for stream 7 (k7 ends at 3 + 10 = 13) the path would be k8's 25 µs.
 TWO_STREAMS = [
-    _x("cuda_runtime", "cudaLaunchKernel", 1, 2, correlation=1), _x("cuda_runtime", "cudaLaunchKernel", 5, 2, correlation=2),
-    _x("cuda_runtime", "cudaStreamSynchronize", 10, 20), _x("cpu_op", "aten::relu", 31, 10),
-    _kernel("k7", 4, 10, 1, stream=7), _kernel("k8", 8, 20, 2, stream=8),
+    _x("cuda_runtime", "cudaLaunchKernel", 1, 2, correlation=1),
+    _x("cuda_runtime", "cudaLaunchKernel", 5, 2, correlation=2),
+    _x("cuda_runtime", "cudaStreamSynchronize", 10, 20),
+    _x("cpu_op", "aten::relu", 31, 10),
+    _kernel("k7", 4, 10, 1, stream=7),
+    _kernel("k8", 8, 20, 2, stream=8),
 ]
 
 
@@ -122,8 +151,14 @@ def test_stream_synchronize_waits_for_the_stream_last_launched_on(tmp_path):
     t = open_events(tmp_path, TWO_STREAMS)
     path = t.critical_path().to_dicts()
     assert [(r["kind"], r["name"], r["dur_ns"]) for r in path] == [
-        ("cpu", "cudaLaunchKernel", 2000), ("dependency", None, 0), ("launch", "k8", 3000), ("kernel", "k8", 20000),
-        ("sync", None, 0), ("dependency", None, 0), ("cpu", "aten::relu", 10000)]
+        ("cpu", "cudaLaunchKernel", 2000),
+        ("dependency", None, 0),
+        ("launch", "k8", 3000),
+        ("kernel", "k8", 20000),
+        ("sync", None, 0),
+        ("dependency", None, 0),
+        ("cpu", "aten::relu", 10000),
+    ]
     assert {r["step"] for r in path} == {None} and path[3]["stream"] == 8
 
 
@@ -137,15 +172,34 @@ def test_stream_synchronize_waits_for_the_stream_last_launched_on(tmp_path):
 #   aten::relu [70,73)
 # Path: launch start ->(4) kA (40) -> wait -> kB (10) -> sync -> relu (3) = 57 µs.
 SYNC_EVENTS = [
-    _x("cuda_runtime", "cudaLaunchKernel", 1, 2, correlation=1), _x("cuda_runtime", "cudaEventRecord", 4, 1, correlation=2),
+    _x("cuda_runtime", "cudaLaunchKernel", 1, 2, correlation=1),
+    _x("cuda_runtime", "cudaEventRecord", 4, 1, correlation=2),
     _x("cuda_runtime", "cudaStreamWaitEvent", 6, 1, correlation=3),
     _x("cuda_runtime", "cudaLaunchKernel", 8, 2, correlation=4),
-    _x("cuda_runtime", "cudaStreamSynchronize", 12, 50, correlation=5), _x("cpu_op", "aten::relu", 70, 3),
-    _kernel("kA", 5, 40, 1, stream=7), _kernel("kB", 46, 10, 4, stream=8),
-    {"ph": "X", "cat": "cuda_sync", "name": "Stream Wait Event", "pid": 0, "tid": 8, "ts": 6, "dur": 1,
-     "args": {"wait_on_stream": 7, "wait_on_cuda_event_record_corr_id": 2, "stream": 8, "correlation": 3, "device": 0}},
-    {"ph": "X", "cat": "cuda_sync", "name": "Stream Sync", "pid": 0, "tid": 8, "ts": 12, "dur": 50,
-     "args": {"stream": 8, "correlation": 5, "device": 0}},
+    _x("cuda_runtime", "cudaStreamSynchronize", 12, 50, correlation=5),
+    _x("cpu_op", "aten::relu", 70, 3),
+    _kernel("kA", 5, 40, 1, stream=7),
+    _kernel("kB", 46, 10, 4, stream=8),
+    {
+        "ph": "X",
+        "cat": "cuda_sync",
+        "name": "Stream Wait Event",
+        "pid": 0,
+        "tid": 8,
+        "ts": 6,
+        "dur": 1,
+        "args": {"wait_on_stream": 7, "wait_on_cuda_event_record_corr_id": 2, "stream": 8, "correlation": 3, "device": 0},
+    },
+    {
+        "ph": "X",
+        "cat": "cuda_sync",
+        "name": "Stream Sync",
+        "pid": 0,
+        "tid": 8,
+        "ts": 12,
+        "dur": 50,
+        "args": {"stream": 8, "correlation": 5, "device": 0},
+    },
 ]
 
 
@@ -153,8 +207,14 @@ def test_sync_events_by_hand(tmp_path):
     t = open_events(tmp_path, SYNC_EVENTS)
     path = t.critical_path().to_dicts()
     assert [(r["kind"], r["name"], r["dur_ns"]) for r in path] == [
-        ("launch", "kA", 4000), ("kernel", "kA", 40000), ("wait", None, 0), ("kernel", "kB", 10000),
-        ("sync", None, 0), ("dependency", None, 0), ("cpu", "aten::relu", 3000)]
+        ("launch", "kA", 4000),
+        ("kernel", "kA", 40000),
+        ("wait", None, 0),
+        ("kernel", "kB", 10000),
+        ("sync", None, 0),
+        ("dependency", None, 0),
+        ("cpu", "aten::relu", 3000),
+    ]
     assert sum(r["dur_ns"] for r in path) == 57000
 
 
@@ -184,14 +244,26 @@ def test_launch_delay_counts_only_on_an_empty_stream(tmp_path):
     # kB was queued behind it by the time it started (queue depth 1 after kA's start): no launch
     # edge, and nothing before it on the stream, so the path starts at kA. kB follows it (gap 0).
     # Path: kA (10) -> kB (5) -> sync -> relu (3) = 18 µs; with a launch edge it would be 27.
-    t = open_events(tmp_path, [
-        _x("cuda_runtime", "cudaLaunchKernel", 1, 1, correlation=1), _x("cuda_runtime", "cudaLaunchKernel", 3, 1, correlation=2),
-        _x("cuda_runtime", "cudaDeviceSynchronize", 5, 21), _x("cpu_op", "aten::relu", 27, 3),
-        _kernel("kA", 10, 10, 1), _kernel("kB", 20, 5, 2)])
+    t = open_events(
+        tmp_path,
+        [
+            _x("cuda_runtime", "cudaLaunchKernel", 1, 1, correlation=1),
+            _x("cuda_runtime", "cudaLaunchKernel", 3, 1, correlation=2),
+            _x("cuda_runtime", "cudaDeviceSynchronize", 5, 21),
+            _x("cpu_op", "aten::relu", 27, 3),
+            _kernel("kA", 10, 10, 1),
+            _kernel("kB", 20, 5, 2),
+        ],
+    )
     path = t.critical_path().to_dicts()
     assert [(r["kind"], r["name"], r["dur_ns"]) for r in path] == [
-        ("kernel", "kA", 10000), ("kernel_kernel", "kA", 0), ("kernel", "kB", 5000), ("sync", None, 0),
-        ("dependency", None, 0), ("cpu", "aten::relu", 3000)]
+        ("kernel", "kA", 10000),
+        ("kernel_kernel", "kA", 0),
+        ("kernel", "kB", 5000),
+        ("sync", None, 0),
+        ("dependency", None, 0),
+        ("cpu", "aten::relu", 3000),
+    ]
 
 
 def test_traces_opened_together_keep_their_own_paths(tmp_path):
@@ -202,19 +274,24 @@ def test_traces_opened_together_keep_their_own_paths(tmp_path):
     open_events(a, STEP)
     open_events(b, SYNC_EVENTS)
     both = tracecols.open(a / "t.json", b / "t.json")
-    got = both.sql("select trace_id, step, sum(dur_ns) as ns, count(*) as n from critical_path group by all "
-                   "order by trace_id").rows()
+    got = both.sql(
+        "select trace_id, step, sum(dur_ns) as ns, count(*) as n from critical_path group by all order by trace_id"
+    ).rows()
     assert got == [(0, 7, 49000, 8), (1, None, 57000, 7)]
 
 
 def test_no_kernels_no_steps_and_nothing_at_all(tmp_path):
     # host only: an op with a child that ends 0.5 µs after it (the tree keeps it a child); the path
     # counts 1 + 4.5, then 0 back up to the parent's end (never negative), then 3 for the next op
-    t = open_events(tmp_path, [_x("cpu_op", "aten::a", 0, 5), _x("cpu_op", "aten::b", 1, 4.5),
-                               _x("cpu_op", "aten::c", 9, 3)])
+    t = open_events(tmp_path, [_x("cpu_op", "aten::a", 0, 5), _x("cpu_op", "aten::b", 1, 4.5), _x("cpu_op", "aten::c", 9, 3)])
     path = t.critical_path().to_dicts()
-    assert [(r["name"], r["dur_ns"]) for r in path] == [("aten::a", 1000), ("aten::b", 4500), ("aten::a", 0),
-                                                        (None, 0), ("aten::c", 3000)]
+    assert [(r["name"], r["dur_ns"]) for r in path] == [
+        ("aten::a", 1000),
+        ("aten::b", 4500),
+        ("aten::a", 0),
+        (None, 0),
+        ("aten::c", 3000),
+    ]
     (tmp_path / "g").mkdir()
     t = open_events(tmp_path / "g", [_kernel("k", 0, 5, 1)])  # device work with no launch in the trace
     assert t.sql("select count(*) from critical_path_edges").item() == 0
@@ -264,9 +341,20 @@ def _random_graph(rng, windows=2):
     xa = np.array(x, np.int64).reshape(-1, 4)
     xa = xa[np.argsort(xa[:, 1], kind="stable")]  # a Graph's cross edges come by destination
     t = hidden + np.array([rng.randint(-300, 300) for _ in hidden])  # what the sweep orders by
-    return cp_graph.Graph(window=window, head=head, t=t.astype(np.int64), uid=np.arange(len(t)), link_kind=kinds,
-                          link_w=lw, link_uid=np.arange(len(t)), x_src=xa[:, 0], x_dst=xa[:, 1], x_w=xa[:, 2],
-                          x_kind=xa[:, 3], windows=pl.DataFrame({"w": range(windows)}))
+    return cp_graph.Graph(
+        window=window,
+        head=head,
+        t=t.astype(np.int64),
+        uid=np.arange(len(t)),
+        link_kind=kinds,
+        link_w=lw,
+        link_uid=np.arange(len(t)),
+        x_src=xa[:, 0],
+        x_dst=xa[:, 1],
+        x_w=xa[:, 2],
+        x_kind=xa[:, 3],
+        windows=pl.DataFrame({"w": range(windows)}),
+    )
 
 
 def _plain_dist(g):
@@ -318,14 +406,16 @@ def test_hand_built_against_the_reference(tmp_path, events):
     assert sum(r["weight_ns"] for r in rows) == length
 
 
-REAL = ["HolisticTraceAnalysis/tests/data/critical_path/alexnet/benchmark_result_2869224_1695835535_trace.json.gz",
-        "HolisticTraceAnalysis/tests/data/critical_path/cuda_event_sync/event_sync_trace.json.gz",
-        "HolisticTraceAnalysis/tests/data/critical_path/cuda_event_sync_multi_stream/event_sync_trace.json.gz",
-        "HolisticTraceAnalysis/tests/data/with_gpu_user_annotation/step_based_trace_2543932.json.gz",
-        "HolisticTraceAnalysis/tests/data/amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz",
-        "kineto/docs/traces/after_fix_trace.json",
-        "param/et_replay/tests/inputs/dlrm_kineto.tar.gz.extracted/dlrm_kineto/worker0_step_12.1694128201545.pt.trace.json",
-        "TraceLens/tests/traces/h100/gaunernst_bert-small-uncased__1016001.json.gz"]
+REAL = [
+    "HolisticTraceAnalysis/tests/data/critical_path/alexnet/benchmark_result_2869224_1695835535_trace.json.gz",
+    "HolisticTraceAnalysis/tests/data/critical_path/cuda_event_sync/event_sync_trace.json.gz",
+    "HolisticTraceAnalysis/tests/data/critical_path/cuda_event_sync_multi_stream/event_sync_trace.json.gz",
+    "HolisticTraceAnalysis/tests/data/with_gpu_user_annotation/step_based_trace_2543932.json.gz",
+    "HolisticTraceAnalysis/tests/data/amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz",
+    "kineto/docs/traces/after_fix_trace.json",
+    "param/et_replay/tests/inputs/dlrm_kineto.tar.gz.extracted/dlrm_kineto/worker0_step_12.1694128201545.pt.trace.json",
+    "TraceLens/tests/traces/h100/gaunernst_bert-small-uncased__1016001.json.gz",
+]
 
 
 @pytest.mark.corpus
@@ -338,8 +428,7 @@ def test_real_traces_against_the_reference(rel):
     by = defaultdict(list)
     for r in rows:
         by[r["window_uid"]].append(r)
-    assert {w: sum(r["weight_ns"] for r in rs) for w, rs in by.items()} == \
-        {w: n for w, (n, _) in ref.items() if n or w in by}
+    assert {w: sum(r["weight_ns"] for r in rs) for w, rs in by.items()} == {w: n for w, (n, _) in ref.items() if n or w in by}
     kernels = {r["uid"]: r for r in t.sql("select uid, ts_ns, end_ns from kernels").to_dicts()}
     for rs in by.values():
         assert [r["seq"] for r in rs] == list(range(len(rs)))
@@ -359,6 +448,7 @@ def test_real_traces_against_the_reference(rel):
 @pytest.mark.corpus
 def test_streaming_ingest_gives_the_same_path(tmp_path):
     from tracecols.pipeline import ingest_to_dir
+
     path = CORPUS / REAL[0]
     out = ingest_to_dir([str(path)], tmp_path / "o", views=False)
     streamed = tracecols.open(out).sql("select * from critical_path_edges").to_dicts()
@@ -389,29 +479,60 @@ FORWARD = "[param|pytorch.model.alex_net|0|0|0|measure|forward]"
 #   HTA's path in µs per bound_by, its edge counts per type (operator = host op + kernel
 #   segments; sync = sync + wait), and its number of nodes (HTA's test asserts 315 and 149)
 HTA_CASES = {
-    "simple_add": ("end_to_end/simple_add/input", FORWARD, 1, (FORWARD, 1),
-                   {"cpu_bound": 241190, "gpu_compute_bound": 508, "gpu_kernel_kernel_overhead": 9,
-                    "gpu_kernel_launch_overhead": 17},
-                   {"operator": 288, "dependency": 20, "kernel_kernel_delay": 5, "kernel_launch_delay": 1}, 315),
-    "alexnet": ("alexnet", FORWARD, 1, (FORWARD, 1),
-                {"cpu_bound": 32042, "gpu_compute_bound": 3712, "gpu_kernel_kernel_overhead": 50,
-                 "gpu_kernel_launch_overhead": 30},
-                {"operator": 110, "dependency": 4, "kernel_kernel_delay": 32, "kernel_launch_delay": 1,
-                 "sync_dependency": 1}, 149),
-    "cuda_event_sync": ("cuda_event_sync", "ProfilerStep", 0, (None, 0),
-                        {"cpu_bound": 2335, "gpu_compute_bound": 38, "gpu_kernel_launch_overhead": 28},
-                        {"operator": 28, "dependency": 7, "kernel_launch_delay": 2, "sync_dependency": 2}, 40),
-    "cuda_event_sync_multi_stream": ("cuda_event_sync_multi_stream", "", None, (None, 0),
-                                     {"cpu_bound": 1025, "gpu_compute_bound": 124, "gpu_kernel_kernel_overhead": 15,
-                                      "gpu_kernel_launch_overhead": 14},
-                                     {"operator": 52, "dependency": 4, "kernel_kernel_delay": 1,
-                                      "kernel_launch_delay": 1}, 59),
+    "simple_add": (
+        "end_to_end/simple_add/input",
+        FORWARD,
+        1,
+        (FORWARD, 1),
+        {"cpu_bound": 241190, "gpu_compute_bound": 508, "gpu_kernel_kernel_overhead": 9, "gpu_kernel_launch_overhead": 17},
+        {"operator": 288, "dependency": 20, "kernel_kernel_delay": 5, "kernel_launch_delay": 1},
+        315,
+    ),
+    "alexnet": (
+        "alexnet",
+        FORWARD,
+        1,
+        (FORWARD, 1),
+        {"cpu_bound": 32042, "gpu_compute_bound": 3712, "gpu_kernel_kernel_overhead": 50, "gpu_kernel_launch_overhead": 30},
+        {"operator": 110, "dependency": 4, "kernel_kernel_delay": 32, "kernel_launch_delay": 1, "sync_dependency": 1},
+        149,
+    ),
+    "cuda_event_sync": (
+        "cuda_event_sync",
+        "ProfilerStep",
+        0,
+        (None, 0),
+        {"cpu_bound": 2335, "gpu_compute_bound": 38, "gpu_kernel_launch_overhead": 28},
+        {"operator": 28, "dependency": 7, "kernel_launch_delay": 2, "sync_dependency": 2},
+        40,
+    ),
+    "cuda_event_sync_multi_stream": (
+        "cuda_event_sync_multi_stream",
+        "",
+        None,
+        (None, 0),
+        {"cpu_bound": 1025, "gpu_compute_bound": 124, "gpu_kernel_kernel_overhead": 15, "gpu_kernel_launch_overhead": 14},
+        {"operator": 52, "dependency": 4, "kernel_kernel_delay": 1, "kernel_launch_delay": 1},
+        59,
+    ),
 }
-OURS = {"cpu_bound": "cpu_bound", "gpu_compute_bound": "gpu_compute_bound",
-        "gpu_communication_bound": "gpu_communication_bound", "data_loading": "cpu_bound",
-        "kernel_kernel_overhead": "gpu_kernel_kernel_overhead", "kernel_launch_overhead": "gpu_kernel_launch_overhead"}
-EDGE = {"cpu": "operator", "kernel": "operator", "dependency": "dependency", "kernel_kernel": "kernel_kernel_delay",
-        "launch": "kernel_launch_delay", "sync": "sync_dependency", "wait": "sync_dependency"}
+OURS = {
+    "cpu_bound": "cpu_bound",
+    "gpu_compute_bound": "gpu_compute_bound",
+    "gpu_communication_bound": "gpu_communication_bound",
+    "data_loading": "cpu_bound",
+    "kernel_kernel_overhead": "gpu_kernel_kernel_overhead",
+    "kernel_launch_overhead": "gpu_kernel_launch_overhead",
+}
+EDGE = {
+    "cpu": "operator",
+    "kernel": "operator",
+    "dependency": "dependency",
+    "kernel_kernel": "kernel_kernel_delay",
+    "launch": "kernel_launch_delay",
+    "sync": "sync_dependency",
+    "wait": "sync_dependency",
+}
 
 
 def _ours(name):
@@ -441,6 +562,7 @@ def test_hta_recorded(name):
 def test_hta_live(name):
     hta = pytest.importorskip("hta.trace_analysis")
     import logging
+
     logging.getLogger("hta").setLevel(logging.ERROR)
     d, annotation, instance, *_ = HTA_CASES[name]
     with warnings.catch_warnings():
@@ -458,13 +580,38 @@ def test_hta_live(name):
 def test_sync_events_keep_their_ids():
     # the args the sync rules read, from an events table with one Stream Wait Event
     import pyarrow as pa
-    ev = pa.table({"trace_id": pa.array([0, 0], pa.int32()), "uid": [1, 2], "cat": ["cuda_sync", "kernel"],
-                   "ph": ["X", "X"], "name": ["Stream Wait Event", "k"], "ts_ns": [5, 6], "dur_ns": [2, 1],
-                   "device": [0, 0], "stream": [8, 7], "correlation": [3, 4],
-                   "args": [json.dumps({"wait_on_stream": 7, "wait_on_cuda_event_record_corr_id": 2}), None]})
+
+    ev = pa.table(
+        {
+            "trace_id": pa.array([0, 0], pa.int32()),
+            "uid": [1, 2],
+            "cat": ["cuda_sync", "kernel"],
+            "ph": ["X", "X"],
+            "name": ["Stream Wait Event", "k"],
+            "ts_ns": [5, 6],
+            "dur_ns": [2, 1],
+            "device": [0, 0],
+            "stream": [8, 7],
+            "correlation": [3, 4],
+            "args": [json.dumps({"wait_on_stream": 7, "wait_on_cuda_event_record_corr_id": 2}), None],
+        }
+    )
     s = cp_graph.sync_events(ev).to_dicts()
-    assert s == [{"trace_id": 0, "uid": 1, "name": "Stream Wait Event", "ts_ns": 5, "end_ns": 7, "device": 0,
-                  "stream": 8, "correlation": 3, "wait_stream": 7, "record_corr": 2}]
+    assert s == [
+        {
+            "trace_id": 0,
+            "uid": 1,
+            "name": "Stream Wait Event",
+            "ts_ns": 5,
+            "end_ns": 7,
+            "device": 0,
+            "stream": 8,
+            "correlation": 3,
+            "wait_stream": 7,
+            "record_corr": 2,
+        }
+    ]
     from tracecols.model.kernels import KERNELS_SCHEMA
     from tracecols.model.tree import SLICES_SCHEMA
+
     assert critical_path_edges(SLICES_SCHEMA.empty_table(), KERNELS_SCHEMA.empty_table()).num_rows == 0

@@ -1,4 +1,5 @@
 """`tracecols diff`: kernels, ops and call paths of two traces against a plain json reference."""
+
 import contextlib
 import copy
 import io
@@ -32,8 +33,11 @@ def ns(v):
 def reference(events):
     """{kind: {key: (count, gpu_ns, host_ns)}} by stack walks over the raw events; kind
     "kernel" keys by name, "kernel_dev" by (device, name)."""
-    ops = [(e["pid"], e["tid"], ns(e["ts"]), ns(e.get("dur", 0)), uid) for uid, e in enumerate(events)
-           if e.get("ph") == "X" and e.get("cat") in ("cpu_op", "user_annotation")]
+    ops = [
+        (e["pid"], e["tid"], ns(e["ts"]), ns(e.get("dur", 0)), uid)
+        for uid, e in enumerate(events)
+        if e.get("ph") == "X" and e.get("cat") in ("cpu_op", "user_annotation")
+    ]
     ops.sort(key=lambda o: (o[0], o[1], o[2], -o[3], o[4]))
     path, stack, thread = {}, [], None
     for pid, tid, ts, dur, uid in ops:
@@ -61,9 +65,13 @@ def reference(events):
         lc = launch.get(e["args"].get("correlation"))
         if lc is None:
             continue
-        inside = [(ns(o["ts"]), -ns(o["dur"]), uid) for uid, o in cpu
-                  if (o["pid"], o["tid"]) == (lc["pid"], lc["tid"]) and ns(o["ts"]) <= ns(lc["ts"])
-                  and ns(lc["ts"]) + ns(lc["dur"]) <= ns(o["ts"]) + ns(o["dur"])]
+        inside = [
+            (ns(o["ts"]), -ns(o["dur"]), uid)
+            for uid, o in cpu
+            if (o["pid"], o["tid"]) == (lc["pid"], lc["tid"])
+            and ns(o["ts"]) <= ns(lc["ts"])
+            and ns(lc["ts"]) + ns(lc["dur"]) <= ns(o["ts"]) + ns(o["dur"])
+        ]
         if inside:
             gpu[max(inside)[2]] += ns(e.get("dur", 0))
     by_name, by_path = defaultdict(lambda: [0, 0, 0]), defaultdict(lambda: [0, 0, 0])
@@ -76,9 +84,12 @@ def reference(events):
     for (_, name), v in kern.items():
         kern_name[name][0] += v[0]
         kern_name[name][1] += v[1]
-    return {"kernel": {k: tuple(v) for k, v in kern_name.items()},
-            "kernel_dev": {k: tuple(v) for k, v in kern.items()}, "op": {k: tuple(v) for k, v in by_name.items()},
-            "callpath": {k: tuple(v) for k, v in by_path.items()}}
+    return {
+        "kernel": {k: tuple(v) for k, v in kern_name.items()},
+        "kernel_dev": {k: tuple(v) for k, v in kern.items()},
+        "op": {k: tuple(v) for k, v in by_name.items()},
+        "callpath": {k: tuple(v) for k, v in by_path.items()},
+    }
 
 
 def expected(ra, rb, kind):
@@ -156,8 +167,9 @@ def test_modified_trace(tmp_path):
 
 @pytest.mark.corpus
 def test_cli_diff(tmp_path):
-    r = subprocess.run([EXE, "diff", str(BASE), str(TEST), "--by", "op", "-o", str(tmp_path / "d")],
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        [EXE, "diff", str(BASE), str(TEST), "--by", "op", "-o", str(tmp_path / "d")], capture_output=True, text=True
+    )
     assert r.returncode == 0, r.stderr
     assert "only in B" in r.stdout and "All2All_Pooled_Req" in r.stdout
     for f in ("diff_kernels", "diff_ops", "diff_callpaths"):
@@ -171,8 +183,7 @@ RANK1 = CORPUS / "HolisticTraceAnalysis/tests/data/trace_filter/sampled_rank-1.j
 
 
 def _device_events(path):
-    return [e for e in json.loads(raw_bytes(path))["traceEvents"]
-            if e.get("ph") == "X" and e.get("cat") in DEVICE_CATS]
+    return [e for e in json.loads(raw_bytes(path))["traceEvents"] if e.get("ph") == "X" and e.get("cat") in DEVICE_CATS]
 
 
 def _by(events, key):
@@ -209,23 +220,33 @@ def test_kernels_of_two_devices_match_by_name():
     old = ta.compare(tb, ("kernel",), by_device=True)["kernel"]
     da = _by(a, lambda e: (e["args"]["device"], e["name"]))
     db = _by(b, lambda e: (e["args"]["device"], e["name"]))
-    keyed = {(r["device"], r["name"]): (r["status"], r["count_a"], r["count_b"], r["gpu_ns_a"], r["gpu_ns_b"])
-             for r in old.iter_rows(named=True)}
-    assert keyed == {k: ("both" if k in da and k in db else "only in A" if k in da else "only in B",
-                         da.get(k, (0, 0))[0], db.get(k, (0, 0))[0], da.get(k, (0, 0))[1], db.get(k, (0, 0))[1])
-                     for k in set(da) | set(db)}
+    keyed = {
+        (r["device"], r["name"]): (r["status"], r["count_a"], r["count_b"], r["gpu_ns_a"], r["gpu_ns_b"])
+        for r in old.iter_rows(named=True)
+    }
+    assert keyed == {
+        k: (
+            "both" if k in da and k in db else "only in A" if k in da else "only in B",
+            da.get(k, (0, 0))[0],
+            db.get(k, (0, 0))[0],
+            da.get(k, (0, 0))[1],
+            db.get(k, (0, 0))[1],
+        )
+        for k in set(da) | set(db)
+    }
     assert "devices_a" not in old.columns
 
 
 @pytest.mark.corpus
 def test_cli_diff_by_device(tmp_path):
     from tracecols.cli import main
+
     names = [{e["name"] for e in _device_events(p)} for p in (RANK0, RANK1)]
     keys = [{(e["args"]["device"], e["name"]) for e in _device_events(p)} for p in (RANK0, RANK1)]
-    for flags, (a, b), how in (([], names, "by name, all devices together"),
-                               (["--by-device"], keys, "by device and name")):
+    for flags, (a, b), how in (([], names, "by name, all devices together"), (["--by-device"], keys, "by device and name")):
         out = io.StringIO()
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
             assert main(["diff", str(RANK0), str(RANK1), "--top", "1", *flags]) == 0
-        assert (f"kernels {how}: {len(a | b)} keys, {len(a - b)} only in A, {len(b - a)} only in B, "
-                f"{len(a & b)} in both;") in out.getvalue()
+        assert (
+            f"kernels {how}: {len(a | b)} keys, {len(a - b)} only in A, {len(b - a)} only in B, {len(a & b)} in both;"
+        ) in out.getvalue()

@@ -1,4 +1,5 @@
 """Execution Trace reading and ET <-> Kineto linking, checked against plain json references."""
+
 import glob
 import gzip
 import json
@@ -49,9 +50,11 @@ def ref_nodes(path):
     return doc, out
 
 
-@pytest.mark.parametrize("path", [HTA_ET, GEN_ET,
-                                  CORPUS / "param/et_replay/tests/inputs/1.1.0-chakra.0.0.4/resnet_2gpu_et.json.gz"],
-                         ids=["1.0.1", "1.1.1", "1.1.0"])
+@pytest.mark.parametrize(
+    "path",
+    [HTA_ET, GEN_ET, CORPUS / "param/et_replay/tests/inputs/1.1.0-chakra.0.0.4/resnet_2gpu_et.json.gz"],
+    ids=["1.0.1", "1.1.1", "1.1.0"],
+)
 def test_reader_matches_json(path):
     doc, want = ref_nodes(path)
     et = read_execution_trace(path)
@@ -77,8 +80,11 @@ def _link(et_path, k_path):
 
 def _ops_stack_parent(events):
     """uid -> uid of the enclosing op (cpu_op/user_annotation), by a stack walk per thread."""
-    ops = [(e["pid"], e["tid"], int(Decimal(str(e["ts"])) * 1000), int(Decimal(str(e.get("dur", 0))) * 1000), uid)
-           for uid, e in enumerate(events) if e.get("ph") == "X" and e.get("cat") in ("cpu_op", "user_annotation")]
+    ops = [
+        (e["pid"], e["tid"], int(Decimal(str(e["ts"])) * 1000), int(Decimal(str(e.get("dur", 0))) * 1000), uid)
+        for uid, e in enumerate(events)
+        if e.get("ph") == "X" and e.get("cat") in ("cpu_op", "user_annotation")
+    ]
     ops.sort(key=lambda o: (o[0], o[1], o[2], -o[3], o[4]))
     parent, stack, thread = {}, [], None
     for pid, tid, ts, dur, uid in ops:
@@ -95,8 +101,7 @@ def test_record_function_id_pair():
     nodes, _kern, s = _link(GEN_ET, GEN_K)
     assert s["method"] == "record_function_id"
     events, _ = load(str(GEN_K))
-    krf = {uid: e["args"]["Record function id"] for uid, e in enumerate(events)
-           if "Record function id" in e.get("args", {})}
+    krf = {uid: e["args"]["Record function id"] for uid, e in enumerate(events) if "Record function id" in e.get("args", {})}
     assert len(krf) == 3466
     linked = nodes.filter(pl.col("kineto_uid").is_not_null())
     assert linked.height == 3466 and s["matched"] == 3466
@@ -129,16 +134,21 @@ def test_external_id_pair_without_profiler_step():
         e = events[row["kineto_uid"]]
         assert e["args"]["External id"] == row["rf_id"] and e["name"] == row["name"]
     # each kernel belongs to the innermost linked op enclosing its launch call (plain reference)
-    corr_launch = {e["args"]["correlation"]: e for e in events
-                   if e.get("cat") == "cuda_runtime" and "correlation" in e.get("args", {})}
+    corr_launch = {
+        e["args"]["correlation"]: e for e in events if e.get("cat") == "cuda_runtime" and "correlation" in e.get("args", {})
+    }
     uid_of = {r["kineto_uid"]: r["node_id"] for r in linked.iter_rows(named=True)}
     want = {}
     for uid, e in enumerate(events):
         if e.get("cat") == "kernel":
             lc = corr_launch[e["args"]["correlation"]]
-            enclosing = [(events[u]["ts"], u) for u in uid_of
-                         if events[u]["tid"] == lc["tid"] and events[u]["ts"] <= lc["ts"]
-                         and events[u]["ts"] + events[u]["dur"] >= lc["ts"] + lc["dur"]]
+            enclosing = [
+                (events[u]["ts"], u)
+                for u in uid_of
+                if events[u]["tid"] == lc["tid"]
+                and events[u]["ts"] <= lc["ts"]
+                and events[u]["ts"] + events[u]["dur"] >= lc["ts"] + lc["dur"]
+            ]
             want[uid] = uid_of[max(enclosing)[1]]
     assert dict(zip(kern["uid"].to_list(), kern["node_id"].to_list())) == want and len(want) == 4
     sub = nodes.filter(pl.col("name").str.starts_with("[param|torch.add"))
@@ -168,8 +178,15 @@ def test_linear_pair():
 
 def test_nothing_to_link_says_why(tmp_path):
     k = tmp_path / "k.json"
-    k.write_text(json.dumps({"traceEvents": [
-        {"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1, "tid": 1, "ts": 1, "dur": 2, "args": {}}]}))
+    k.write_text(
+        json.dumps(
+            {
+                "traceEvents": [
+                    {"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1, "tid": 1, "ts": 1, "dur": 2, "args": {}}
+                ]
+            }
+        )
+    )
     et = read_execution_trace(HTA_ET)
     tables, _ = ingest([str(k)])
     with pytest.raises(Unsupported, match="no 'Record function id' args and no 'External id'"):
@@ -178,8 +195,11 @@ def test_nothing_to_link_says_why(tmp_path):
 
 def test_cli_link_writes_parquet_and_et_plus(tmp_path):
     out = tmp_path / "out"
-    r = subprocess.run([EXE, "link", "--et", str(HTA_ET), "--kineto", str(HTA_K), "-o", str(out),
-                        "--et-plus", str(tmp_path / "plus.json.gz")], capture_output=True, text=True)
+    r = subprocess.run(
+        [EXE, "link", "--et", str(HTA_ET), "--kineto", str(HTA_K), "-o", str(out), "--et-plus", str(tmp_path / "plus.json.gz")],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0, r.stderr
     assert "external_id" in r.stdout and "100.00%" in r.stdout
     nodes = pl.read_parquet(out / "et_nodes.parquet")
@@ -195,6 +215,7 @@ def test_cli_link_writes_parquet_and_et_plus(tmp_path):
             extra = set(n) - set(host[n["id"]])
             assert extra <= {"ts", "inclusive_dur", "exclusive_dur"}
             assert {k: n[k] for k in host[n["id"]]} == host[n["id"]]
-    r = subprocess.run([EXE, "link", "--et", str(HTA_K), "--kineto", str(HTA_K), "-o", str(tmp_path / "x")],
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        [EXE, "link", "--et", str(HTA_K), "--kineto", str(HTA_K), "-o", str(tmp_path / "x")], capture_output=True, text=True
+    )
     assert r.returncode == 2 and "Kineto trace" in r.stderr and len(r.stderr.strip().splitlines()) == 1

@@ -1,4 +1,5 @@
 """The report's icicle (report/flame.py) against a plain reference built from the stacks."""
+
 import random
 
 from hypothesis import given, settings
@@ -25,10 +26,10 @@ def _reference(rows, min_share, levels):
     out = set()
     for path, v in sums.items():
         level = len(path) - len(trunk) - 1
-        if path[:len(trunk)] != trunk or level < 0 or level >= levels:
+        if path[: len(trunk)] != trunk or level < 0 or level >= levels:
             continue
         if all(sums[path[:k]] / total >= min_share for k in range(len(trunk) + 1, len(path) + 1)):
-            out.add((level, path[len(trunk):], round(v / total, 12)))
+            out.add((level, path[len(trunk) :], round(v / total, 12)))
     return out, list(trunk)
 
 
@@ -48,13 +49,14 @@ def _paths(drawn):
 
 
 @settings(max_examples=60, deadline=None)
-@given(seed=st.integers(0, 10 ** 6), n=st.integers(1, 40), trunk=st.integers(0, 3))
+@given(seed=st.integers(0, 10**6), n=st.integers(1, 40), trunk=st.integers(0, 3))
 def test_rects_match_the_plain_prefix_sums(seed, n, trunk):
     rnd = random.Random(seed)
     names = ["a", "b", "c", "aten::mm", "x.py(1): f"]
     head = tuple(f"t{k}" for k in range(trunk))
-    rows = [(head + tuple(rnd.choice(names) for _ in range(rnd.randint(1, 6))), rnd.choice([0, 1, 5, 40, 1000]))
-            for _ in range(n)]
+    rows = [
+        (head + tuple(rnd.choice(names) for _ in range(rnd.randint(1, 6))), rnd.choice([0, 1, 5, 40, 1000])) for _ in range(n)
+    ]
     drawn, total, got_trunk, least = flame.rects(rows, min_share=0.01, levels=4)
     want, want_trunk = _reference(rows, 0.01, 4)
     assert total == sum(v for _, v in rows if v > 0)
@@ -73,5 +75,9 @@ def test_too_many_frames_raise_the_cut():
 
 
 def test_frame_kinds():
-    assert [flame.kind(f) for f in ("aten::mm", "model.py(12): forward", "cudaLaunchKernel", "ProfilerStep#3")] == \
-        ["op", "python", "runtime", "other"]
+    assert [flame.kind(f) for f in ("aten::mm", "model.py(12): forward", "cudaLaunchKernel", "ProfilerStep#3")] == [
+        "op",
+        "python",
+        "runtime",
+        "other",
+    ]

@@ -5,6 +5,7 @@ kernel, its launch (same correlation), the `nccl:<collective>` annotation around
 (latest-starting enclosing one on the launch's thread), the ProfilerStep annotations. Then
 matching, skew, medians and MADs are computed with loops and `statistics`.
 """
+
 import json
 import shutil
 import statistics
@@ -24,8 +25,12 @@ pytestmark = pytest.mark.corpus
 DLRM = CORPUS / "param/et_replay/tests/inputs/dlrm_kineto.tar.gz.extracted/dlrm_kineto"
 HTA_SAMPLED = CORPUS / "HolisticTraceAnalysis/tests/data/trace_filter"
 ELEM = {"float": 4, "long int": 8, "long": 8, "int": 4, "unsigned char": 1, "signed char": 1}
-FACTOR = {"allreduce": lambda n: 2 * (n - 1) / n, "alltoall": lambda n: (n - 1) / n,
-          "allgather": lambda n: (n - 1) / n, "reducescatter": lambda n: (n - 1) / n}
+FACTOR = {
+    "allreduce": lambda n: 2 * (n - 1) / n,
+    "alltoall": lambda n: (n - 1) / n,
+    "allgather": lambda n: (n - 1) / n,
+    "reducescatter": lambda n: (n - 1) / n,
+}
 
 
 def _ns(v):
@@ -34,12 +39,17 @@ def _ns(v):
 
 def reference(path):
     """rank, world size, steps [(ts, dur)], collectives [(name, bytes, ts, dur)] of one trace."""
-    doc = json.loads(Path(path).read_text() if not str(path).endswith(".gz")
-                     else __import__("gzip").decompress(Path(path).read_bytes()), parse_float=Decimal)
+    doc = json.loads(
+        Path(path).read_text() if not str(path).endswith(".gz") else __import__("gzip").decompress(Path(path).read_bytes()),
+        parse_float=Decimal,
+    )
     ev = doc["traceEvents"]
     info = doc["distributedInfo"]
-    steps = [(_ns(e["ts"]), _ns(e["dur"])) for e in ev
-             if e.get("ph") == "X" and e.get("cat") == "user_annotation" and e["name"].startswith("ProfilerStep#")]
+    steps = [
+        (_ns(e["ts"]), _ns(e["dur"]))
+        for e in ev
+        if e.get("ph") == "X" and e.get("cat") == "user_annotation" and e["name"].startswith("ProfilerStep#")
+    ]
     launches = {}
     for e in ev:
         if e.get("ph") == "X" and e.get("cat") == "cuda_runtime" and "correlation" in e.get("args", {}):
@@ -51,8 +61,11 @@ def reference(path):
             continue
         la = launches[k["args"]["correlation"]]
         lt, le = _ns(la["ts"]), _ns(la["ts"]) + _ns(la["dur"])
-        around = [a for a in anns if a["pid"] == la["pid"] and a["tid"] == la["tid"]
-                  and _ns(a["ts"]) <= lt and _ns(a["ts"]) + _ns(a["dur"]) >= le]
+        around = [
+            a
+            for a in anns
+            if a["pid"] == la["pid"] and a["tid"] == la["tid"] and _ns(a["ts"]) <= lt and _ns(a["ts"]) + _ns(a["dur"]) >= le
+        ]
         a = max(around, key=lambda a: _ns(a["ts"]))
         name = a["name"].split(":", 1)[1].replace("_", "")
         n = 1
@@ -84,9 +97,13 @@ def reference_job(paths):
         starts = [r[1] for r in rows]
         ends = [r[2] for r in rows]
         last = max(rows, key=lambda r: (r[1], -r[0]))[0]
-        skew[key] = {"ranks": len(rows), "start_skew_ns": max(starts) - min(starts),
-                     "end_skew_ns": max(ends) - min(ends), "last_rank": last,
-                     "first_rank": min(rows, key=lambda r: (r[1], r[0]))[0]}
+        skew[key] = {
+            "ranks": len(rows),
+            "start_skew_ns": max(starts) - min(starts),
+            "end_skew_ns": max(ends) - min(ends),
+            "last_rank": last,
+            "first_rank": min(rows, key=lambda r: (r[1], r[0]))[0],
+        }
     late = {r: [] for r in per_rank}
     last_count = {r: 0 for r in per_rank}
     for key, rows in instances.items():
@@ -114,9 +131,20 @@ def reference_job(paths):
 
     step_med, slow = flags(step_mean)
     arr_med, lat_flags = flags(arrival)
-    return per_rank, instances, skew, {
-        "step_mean": step_mean, "step_median": step_med, "slow": slow,
-        "arrival": arrival, "arrival_median": arr_med, "late": lat_flags, "times_last": last_count}
+    return (
+        per_rank,
+        instances,
+        skew,
+        {
+            "step_mean": step_mean,
+            "step_median": step_med,
+            "slow": slow,
+            "arrival": arrival,
+            "arrival_median": arr_med,
+            "late": lat_flags,
+            "times_last": last_count,
+        },
+    )
 
 
 @pytest.fixture(scope="module")
@@ -146,8 +174,10 @@ def test_ranks_detected(dlrm_lake):
 
 def test_collectives_match_reference(dlrm_lake, dlrm_ref):
     per_rank, _, _, _ = dlrm_ref
-    got = dlrm_lake.sql("select rank, collective, msg_bytes, ts_ns, dur_ns, group_size, bus_factor, "
-                        "algbw_gb_per_s, busbw_gb_per_s, collective_source from collectives order by rank, ts_ns")
+    got = dlrm_lake.sql(
+        "select rank, collective, msg_bytes, ts_ns, dur_ns, group_size, bus_factor, "
+        "algbw_gb_per_s, busbw_gb_per_s, collective_source from collectives order by rank, ts_ns"
+    )
     for rank, (world, _, colls) in per_rank.items():
         rows = got.filter(got["rank"] == rank).to_dicts()
         assert [(r["collective"], r["msg_bytes"], r["ts_ns"], r["dur_ns"]) for r in rows] == colls
@@ -247,8 +277,7 @@ def test_hta_sampled_ranks(tmp_path):
     for r in got:
         s = skew[(r["collective"], r["seq"])]
         assert r["ranks"] == 2 and r["group_size"] == 128 and not r["complete"]  # 2 of 128 ranks sampled
-        assert (r["start_skew_ns"], r["end_skew_ns"], r["last_rank"]) == \
-               (s["start_skew_ns"], s["end_skew_ns"], s["last_rank"])
+        assert (r["start_skew_ns"], r["end_skew_ns"], r["last_rank"]) == (s["start_skew_ns"], s["end_skew_ns"], s["last_rank"])
     colls = L.sql("select rank, collective, msg_bytes, ts_ns, dur_ns from collectives order by rank, ts_ns")
     for rank, (_, _, c) in per_rank.items():
         assert [tuple(x[1:]) for x in colls.rows() if x[0] == rank] == c
@@ -272,8 +301,17 @@ def test_rank_kernel_diff(dlrm_lake):
 
 def test_cli_sql_on_lake(dlrm_lake):
     exe = shutil.which("tracecols") or str(Path(sys.executable).parent / "tracecols")
-    r = subprocess.run([exe, "sql", dlrm_lake.origin,
-                        "select last_rank, count(*) as n from collective_skew group by 1 order by 2 desc limit 1",
-                        "--format", "csv"], capture_output=True, text=True)
+    r = subprocess.run(
+        [
+            exe,
+            "sql",
+            dlrm_lake.origin,
+            "select last_rank, count(*) as n from collective_skew group by 1 order by 2 desc limit 1",
+            "--format",
+            "csv",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == ["last_rank,n", "7,5"]

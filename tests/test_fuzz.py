@@ -3,6 +3,7 @@
 The only outcomes of reading a trace are its tables or a TraceError (one line); never
 another exception. Each test runs a fixed, small number of examples (a few seconds).
 """
+
 import atexit
 import gzip
 import json
@@ -18,8 +19,12 @@ from hypothesis import strategies as st
 from tracecols.errors import TraceError
 from tracecols.pipeline import read_tables as ingest
 
-FAST = settings(max_examples=int(os.environ.get("TRACECOLS_FUZZ_EXAMPLES", "40")), deadline=None,
-                suppress_health_check=list(HealthCheck), database=None)
+FAST = settings(
+    max_examples=int(os.environ.get("TRACECOLS_FUZZ_EXAMPLES", "40")),
+    deadline=None,
+    suppress_health_check=list(HealthCheck),
+    database=None,
+)
 
 
 def _base():
@@ -32,8 +37,9 @@ def _base():
     keep_corr = {e["args"]["correlation"] for e in launches}
     kernels = [e for e in ev if e.get("cat") == "kernel" and e["args"].get("correlation") in keep_corr]
     t0 = min(e["ts"] for e in launches)
-    host = [e for e in ev if e.get("ph") == "X" and e.get("cat") in ("cpu_op", "user_annotation")
-            and t0 - 2000 <= e["ts"] <= t0 + 200][:30]
+    host = [
+        e for e in ev if e.get("ph") == "X" and e.get("cat") in ("cpu_op", "user_annotation") and t0 - 2000 <= e["ts"] <= t0 + 200
+    ][:30]
     other = [e for e in ev if e.get("ph") in ("M", "s", "f", "i")][:10]
     d["traceEvents"] = other + host + launches + kernels
     d.pop("metadata", None)  # the run's environment (large): examples stay short
@@ -65,9 +71,14 @@ def test_base_trace_reads():
 
 
 ODD_VALUES = st.one_of(
-    st.none(), st.booleans(), st.integers(min_value=-(2 ** 70), max_value=2 ** 70),
-    st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=8),
-    st.lists(st.integers(), max_size=3), st.dictionaries(st.text(max_size=3), st.integers(), max_size=2))
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=8),
+    st.lists(st.integers(), max_size=3),
+    st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
+)
 FIELDS = ("ph", "ts", "dur", "pid", "tid", "name", "cat", "args", "id", "bp", "s")
 ARG_FIELDS = ("correlation", "External id", "device", "stream", "Input Dims", "Input type", "grid", "Ev Idx")
 
@@ -94,11 +105,16 @@ def mutated_trace(draw):
             j = draw(st.integers(0, len(events) - 1))
             events[i], events[j] = events[j], events[i]
         elif op == "meta":
-            doc[draw(st.sampled_from(["distributedInfo", "deviceProperties", "schemaVersion",
-                                      "baseTimeNanoseconds", "traceEvents"]))] = draw(ODD_VALUES)
+            doc[
+                draw(
+                    st.sampled_from(
+                        ["distributedInfo", "deviceProperties", "schemaVersion", "baseTimeNanoseconds", "traceEvents"]
+                    )
+                )
+            ] = draw(ODD_VALUES)
     data = json.dumps(doc).encode()
     if draw(st.booleans()):
-        data = data[:draw(st.integers(0, len(data)))]
+        data = data[: draw(st.integers(0, len(data)))]
     return data
 
 

@@ -1,4 +1,5 @@
 """FX markers (`## path.py ##`, `## N ##`): fx_file / fx_node of slices and kernels, and the views."""
+
 import json
 import random
 
@@ -21,7 +22,8 @@ def hand_trace():
     ev = [
         X(f"## {FILE} ##", 0, 1000, cat="user_annotation"),
         X("## 0 ##", 10, 300, cat="user_annotation"),
-        X("aten::mm", 20, 100), X("cudaLaunchKernel", 30, 10, cat="cuda_runtime", correlation=1),
+        X("aten::mm", 20, 100),
+        X("cudaLaunchKernel", 30, 10, cat="cuda_runtime", correlation=1),
         X("## 1 ##", 400, 300, cat="user_annotation"),
         X("triton_poi_fused_add_0", 410, 50, cat="cpu_op"),
         X("cudaLaunchKernel", 420, 10, cat="cuda_runtime", correlation=2),
@@ -50,14 +52,16 @@ def reference(ev):
             continue
         inner = {}
         for me, (kind, val) in marks:
-            inside = ((me["pid"], me["tid"]) == (e["pid"], e["tid"]) and me["ts"] <= e["ts"]
-                      and e["ts"] + e["dur"] <= me["ts"] + me["dur"])
+            inside = (
+                (me["pid"], me["tid"]) == (e["pid"], e["tid"])
+                and me["ts"] <= e["ts"]
+                and e["ts"] + e["dur"] <= me["ts"] + me["dur"]
+            )
             if inside and (kind not in inner or me["ts"] >= inner[kind][0]):
                 inner[kind] = (me["ts"], val)
         if inner:
             out[uid] = (inner.get("file", (0, None))[1], inner.get("node", (0, None))[1])
-    corr = {e["args"]["correlation"]: uid for uid, e in enumerate(ev)
-            if e["cat"] == "cuda_runtime"}
+    corr = {e["args"]["correlation"]: uid for uid, e in enumerate(ev) if e["cat"] == "cuda_runtime"}
     for uid, e in enumerate(ev):
         if e["cat"] == "kernel" and corr[e["args"]["correlation"]] in out:
             out[uid] = out[corr[e["args"]["correlation"]]]
@@ -88,8 +92,10 @@ def test_hand_built_trace(tmp_path):
     assert got(t) == want
     assert want[2] == (FILE, 0) and want[13] == (FILE, 0) and want[14] == (FILE, 1)
     assert want[7] == (FILE, None) and want[10] == (None, 7) and 8 not in want and 11 not in want
-    s = t.sql("select fx_node, cpu_ops, kernels, kernel_sum_ns from fx_node_summary "
-              "where fx_file is not null order by fx_node nulls last")
+    s = t.sql(
+        "select fx_node, cpu_ops, kernels, kernel_sum_ns from fx_node_summary "
+        "where fx_file is not null order by fx_node nulls last"
+    )
     assert s.rows() == [(0, 1, 1, 40_000), (1, 1, 1, 20_000), (None, 1, 0, 0)]
     ops = t.sql("select name, fx_node from fx_ops order by ts_ns")
     assert ("aten::mm", 0) in ops.rows() and ("aten::relu", 7) in ops.rows()
@@ -124,5 +130,6 @@ def test_random_nestings(tmp_path):
 @pytest.mark.corpus
 def test_corpus_trace_without_fx_markers():
     from conftest import CORPUS
+
     t = tracecols.open(CORPUS / "HolisticTraceAnalysis/tests/data/call_stack/backward_thread.json")
     assert t.sql("select count(*) from fx_marks").item() == 0  # '## backward ##' is not an FX marker

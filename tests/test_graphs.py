@@ -1,5 +1,6 @@
 """Graph replays: the capture merge against TraceLens's inference reports, the pseudo op
 without capture traces, and the kernel-sequence matcher against a plain reference."""
+
 import csv
 import math
 import random
@@ -41,8 +42,7 @@ def test_ops_summary_matches_tracelens_inference_report(merged):
     d, t = merged
     with open(d / "perf_csvs/ops_summary.csv", newline="") as f:
         want = {(r["name"], r["parent_module"]): r for r in csv.DictReader(f)}
-    got = {(r["name"], r["parent_module"] or "NA"): r
-           for r in t.sql("select * from tracelens_ops_summary").iter_rows(named=True)}
+    got = {(r["name"], r["parent_module"] or "NA"): r for r in t.sql("select * from tracelens_ops_summary").iter_rows(named=True)}
     assert set(got) == set(want)
     for key, w in want.items():
         g, n = got[key], int(w["Count"])
@@ -98,8 +98,12 @@ def test_grafted_tree_is_consistent(merged):
             JOIN slices s2 ON s2.uid = (SELECT p.op_uid FROM slices p WHERE p.uid = s.parent_uid)
         )
         SELECT kuid, list(uid ORDER BY lvl) AS path FROM up GROUP BY kuid""")
-    paths = dict(zip(t.sql("select uid, op_path from kernels where op_uid is not null")["uid"],
-                     t.sql("select uid, op_path from kernels where op_uid is not null")["op_path"]))
+    paths = dict(
+        zip(
+            t.sql("select uid, op_path from kernels where op_uid is not null")["uid"],
+            t.sql("select uid, op_path from kernels where op_uid is not null")["op_path"],
+        )
+    )
     assert {k: list(v) for k, v in zip(walk["kuid"], walk["path"])} == {k: list(v) for k, v in paths.items()}
 
 
@@ -119,8 +123,20 @@ def test_without_capture_nothing_is_hidden(case, tmp_path):
     site = t.sql("select name, direct_busy_ns from op_gpu_time where name like 'graph replay @%'")
     assert site.height == 1 and site["direct_busy_ns"][0] > 0
     assert site["name"][0] != "graph replay @ " and "torch/" not in site["name"][0]
-    r = subprocess.run([sys.executable, "-c", "import sys; from tracecols.cli import main; sys.exit(main())",
-                        "analyze", str(trace), "--top", "5"], capture_output=True, text=True, check=False)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from tracecols.cli import main; sys.exit(main())",
+            "analyze",
+            str(trace),
+            "--top",
+            "5",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert r.returncode == 0, r.stderr
     line = [x for x in (r.stdout + r.stderr).splitlines() if "graph replays" in x and "--capture" in x]
     assert len(line) == 1, r.stdout + r.stderr
@@ -130,6 +146,7 @@ def test_without_capture_nothing_is_hidden(case, tmp_path):
     shares = [float([w for w in x.split() if w.endswith("%")][-1].rstrip("%")) for x in _top_ops_rows(r.stdout)]
     assert math.isclose(sum(shares), 100.0, abs_tol=0.1 * len(shares)), shares
     from tracecols.report import write
+
     with open(write(trace, tmp_path / "r.html"), encoding="utf-8") as f:
         html = f.read()
     assert line[0].replace("'", "&#x27;") in html or line[0] in html
@@ -139,7 +156,7 @@ def _top_ops_rows(out):
     lines = out.splitlines()
     start = next(i for i, x in enumerate(lines) if x.startswith("Top ops by GPU time"))
     rows = []
-    for x in lines[start + 2:]:
+    for x in lines[start + 2 :]:
         if not x.strip():
             break
         rows.append(x)
@@ -148,15 +165,17 @@ def _top_ops_rows(out):
 
 # --- the matcher against a plain reference ---------------------------------------------------
 
+
 def _plain_match(replay, files):
     """First full match over files then offsets; else the closest window (most agreeing pairs,
     then lowest file and offset) among windows whose first pair agrees, and its first
     disagreement. `replay`: [(kind, name)]; files: [[(kind, kname or None)]]."""
+
     def ok(r, c):
         return r[0] == c[0] and (c[1] is None or c[1] == r[1])
+
     n = len(replay)
-    windows = [(f, o) for f, calls in enumerate(files) for o in range(len(calls) - n + 1)
-               if ok(replay[0], calls[o])]
+    windows = [(f, o) for f, calls in enumerate(files) for o in range(len(calls) - n + 1) if ok(replay[0], calls[o])]
     full = [(f, o) for f, o in windows if all(ok(replay[i], files[f][o + i]) for i in range(n))]
     if full:
         return {"file": full[0][0], "offset": full[0][1], "candidates": len(full), "mismatch_at": None}
@@ -173,25 +192,34 @@ class _Calls:
 
     def __init__(self, index, calls, batch_size=None):
         self.index, self.batch_size = index, batch_size
-        self.calls = pl.DataFrame({"file": [index] * len(calls), "pos": list(range(len(calls))),
-                                   "row": list(range(len(calls))), "uid": list(range(len(calls))),
-                                   "kind": [c[0] for c in calls], "kname": [c[1] for c in calls]},
-                                  schema={"file": pl.Int32, "pos": pl.Int64, "row": pl.Int64, "uid": pl.Int64,
-                                          "kind": pl.String, "kname": pl.String})
+        self.calls = pl.DataFrame(
+            {
+                "file": [index] * len(calls),
+                "pos": list(range(len(calls))),
+                "row": list(range(len(calls))),
+                "uid": list(range(len(calls))),
+                "kind": [c[0] for c in calls],
+                "kname": [c[1] for c in calls],
+            },
+            schema={"file": pl.Int32, "pos": pl.Int64, "row": pl.Int64, "uid": pl.Int64, "kind": pl.String, "kname": pl.String},
+        )
 
 
 _KERNEL = st.tuples(st.sampled_from(["kernel", "kernel", "kernel", "memcpy"]), st.sampled_from("abcd"))
 
 
 @settings(max_examples=150, deadline=None)
-@given(files=st.lists(st.lists(_KERNEL, min_size=1, max_size=12), min_size=1, max_size=3),
-       pick=st.integers(0, 10_000), edit=st.sampled_from(["none", "swap", "extra", "missing"]),
-       named=st.booleans())
+@given(
+    files=st.lists(st.lists(_KERNEL, min_size=1, max_size=12), min_size=1, max_size=3),
+    pick=st.integers(0, 10_000),
+    edit=st.sampled_from(["none", "swap", "extra", "missing"]),
+    named=st.booleans(),
+)
 def test_matcher_agrees_with_plain_reference(files, pick, edit, named):
     rnd = random.Random(pick)
     f = rnd.randrange(len(files))
     o = rnd.randrange(len(files[f]))
-    replay = list(files[f][o:o + 1 + rnd.randrange(len(files[f]) - o)])
+    replay = list(files[f][o : o + 1 + rnd.randrange(len(files[f]) - o)])
     i = rnd.randrange(len(replay))
     if edit == "swap":
         replay[i] = (replay[i][0], "z")
@@ -200,10 +228,16 @@ def test_matcher_agrees_with_plain_reference(files, pick, edit, named):
     elif edit == "missing" and len(replay) > 1:
         replay.pop(i)
     cap = [[(k, n if named else None) for k, n in calls] for calls in files]
-    gk = pl.DataFrame({"trace_id": [0] * len(replay), "launch_uid": [7] * len(replay),
-                       "i": list(range(len(replay))), "kind": [r[0] for r in replay], "name": [r[1] for r in replay]},
-                      schema={"trace_id": pl.Int32, "launch_uid": pl.Int64, "i": pl.Int64, "kind": pl.String,
-                              "name": pl.String})
+    gk = pl.DataFrame(
+        {
+            "trace_id": [0] * len(replay),
+            "launch_uid": [7] * len(replay),
+            "i": list(range(len(replay))),
+            "kind": [r[0] for r in replay],
+            "name": [r[1] for r in replay],
+        },
+        schema={"trace_id": pl.Int32, "launch_uid": pl.Int64, "i": pl.Int64, "kind": pl.String, "name": pl.String},
+    )
     got = capture.match(gk, [_Calls(k, c) for k, c in enumerate(cap)]).row(0, named=True)
     want = _plain_match(replay, cap)
     assert {k: got[k] for k in want} == want
@@ -224,15 +258,26 @@ def test_a_capture_of_another_model_is_reported_not_attributed():
 
 
 def _cli(*args):
-    return subprocess.run([sys.executable, "-c", "import sys; from tracecols.cli import main; sys.exit(main())",
-                           *map(str, args)], capture_output=True, text=True, check=False)
+    return subprocess.run(
+        [sys.executable, "-c", "import sys; from tracecols.cli import main; sys.exit(main())", *map(str, args)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
 
 
 @pytest.mark.corpus
 def test_capture_on_the_command_line(tmp_path):
     d = INFERENCE / "sglang_decode"
-    r = _cli("sql", d / CASES["sglang_decode"], "--capture", d / "capture_traces", "--format", "csv",
-             "select count(*) AS n from graph_nodes where not pseudo")
+    r = _cli(
+        "sql",
+        d / CASES["sglang_decode"],
+        "--capture",
+        d / "capture_traces",
+        "--format",
+        "csv",
+        "select count(*) AS n from graph_nodes where not pseudo",
+    )
     assert r.returncode == 0, r.stderr
     assert int(r.stdout.split()[-1]) > 1000
     r = _cli("tree", d / CASES["sglang_decode"], "--capture", d / "capture_traces", "--name", "aten::mm")
@@ -250,14 +295,22 @@ def test_capture_on_the_command_line(tmp_path):
 def test_streaming_ingest_grafts_the_same(merged, tmp_path):
     """`analyze -o` (streaming, Parquet) and tc.open (in memory) give the same merged tables."""
     from tracecols.pipeline import ingest_to_dir, read_captures
+
     d, t = merged
-    out = ingest_to_dir([d / CASES[d.name]], tmp_path / "out", views=["tracelens_ops_summary", "op_gpu_time"],
-                        captures=read_captures(d / "capture_traces"))
+    out = ingest_to_dir(
+        [d / CASES[d.name]],
+        tmp_path / "out",
+        views=["tracelens_ops_summary", "op_gpu_time"],
+        captures=read_captures(d / "capture_traces"),
+    )
     s = tracecols.open(out)
-    for q in ("select * from tracelens_ops_summary order by all",
-              "select uid, name, parent_module, direct_busy_ns, subtree_busy_ns from op_gpu_time order by all",
-              "select * exclude (rank) from slices order by uid", "select * from kernels order by uid",
-              "select * from events where uid < 0 order by uid"):
+    for q in (
+        "select * from tracelens_ops_summary order by all",
+        "select uid, name, parent_module, direct_busy_ns, subtree_busy_ns from op_gpu_time order by all",
+        "select * exclude (rank) from slices order by uid",
+        "select * from kernels order by uid",
+        "select * from events where uid < 0 order by uid",
+    ):
         assert s.sql(q).equals(t.sql(q)), q
 
 
@@ -267,11 +320,14 @@ def test_the_batch_size_around_a_launch_picks_among_equal_captures(size, want):
     `size` tokens runs in the smallest captured size that holds it (the largest if none does);
     without a size, the first file."""
     calls = [("kernel", "a"), ("kernel", "b")]
-    gk = pl.DataFrame({"trace_id": [0, 0], "launch_uid": [7, 7], "i": [0, 1], "kind": ["kernel"] * 2,
-                       "name": ["a", "b"]}, schema={"trace_id": pl.Int32, "launch_uid": pl.Int64, "i": pl.Int64,
-                                                    "kind": pl.String, "name": pl.String})
-    sizes = pl.DataFrame({"trace_id": [0], "launch_uid": [7], "size": [size]},
-                         schema={"trace_id": pl.Int32, "launch_uid": pl.Int64, "size": pl.Int64})
+    gk = pl.DataFrame(
+        {"trace_id": [0, 0], "launch_uid": [7, 7], "i": [0, 1], "kind": ["kernel"] * 2, "name": ["a", "b"]},
+        schema={"trace_id": pl.Int32, "launch_uid": pl.Int64, "i": pl.Int64, "kind": pl.String, "name": pl.String},
+    )
+    sizes = pl.DataFrame(
+        {"trace_id": [0], "launch_uid": [7], "size": [size]},
+        schema={"trace_id": pl.Int32, "launch_uid": pl.Int64, "size": pl.Int64},
+    )
     got = capture.match(gk, [_Calls(0, calls, 16), _Calls(1, calls, 32)], sizes).row(0, named=True)
     assert (got["file"], got["offset"], got["candidates"]) == (want, 0, 2)
 

@@ -1,5 +1,6 @@
 """Hostile and odd inputs, and impossible outputs: one line on stderr, exit code 2, nothing
 written, memory bounded by the input; and no litter left by a run that was killed."""
+
 import contextlib
 import gzip
 import hashlib
@@ -31,10 +32,12 @@ def cli(*args):
 def _deep(n, where="args"):
     nest = "[" * n + "]" * n
     if where == "head":
-        return ('{"meta": ' + nest + ', "traceEvents": [{"ph": "X", "name": "a", "ts": 1, "dur": 1, '
-                '"pid": 1, "tid": 1}]}').encode()
-    return ('{"traceEvents": [{"ph": "X", "name": "a", "ts": 1, "dur": 1, "pid": 1, "tid": 1, "args": {"x": '
-            + nest + "}}]}").encode()
+        return (
+            '{"meta": ' + nest + ', "traceEvents": [{"ph": "X", "name": "a", "ts": 1, "dur": 1, "pid": 1, "tid": 1}]}'
+        ).encode()
+    return (
+        '{"traceEvents": [{"ph": "X", "name": "a", "ts": 1, "dur": 1, "pid": 1, "tid": 1, "args": {"x": ' + nest + "}}]}"
+    ).encode()
 
 
 # file -> (content, what the one line must say)
@@ -44,10 +47,11 @@ BAD = {
     "bare-empty-array.json": (b"[]", "empty trace: no events"),
     "empty-events.json": (b'{"schemaVersion": 1, "traceEvents": []}', "empty trace: no events"),
     "no-events-key.json": (b'{"schemaVersion": 1, "deviceProperties": []}', "no 'traceEvents' array"),
-    "execution_details.json": (json.dumps([{"file": "bs_32_rank0.json.gz", "batch_size": 32, "mode": "decode"}]).encode(),
-                               "not a PyTorch profiler trace: it is a list of graph capture files"),
-    "list-without-ph.json": (b'[{"name": "a", "ts": 1}, {"name": "b", "ts": 2}]',
-                             "none of its 2 events has a 'ph' key"),
+    "execution_details.json": (
+        json.dumps([{"file": "bs_32_rank0.json.gz", "batch_size": 32, "mode": "decode"}]).encode(),
+        "not a PyTorch profiler trace: it is a list of graph capture files",
+    ),
+    "list-without-ph.json": (b'[{"name": "a", "ts": 1}, {"name": "b", "ts": 2}]', "none of its 2 events has a 'ph' key"),
     "deep-args.json": (_deep(100_000), "JSON nested more than 900 levels deep"),
     "deep-head.json": (_deep(100_000, "head"), "JSON nested more than 900 levels deep"),
     "deep-args.json.gz": (gzip.compress(_deep(100_000)), "JSON nested more than 900 levels deep"),
@@ -86,6 +90,7 @@ def test_bad_trace_is_one_line_exit_2_and_nothing_written(tmp_path, name):
 def _limited(limit_bytes):
     def set_limit():
         resource.setrlimit(resource.RLIMIT_AS, (limit_bytes, limit_bytes))
+
     return set_limit
 
 
@@ -95,8 +100,13 @@ def test_deep_nesting_stays_within_memory(tmp_path, name):
     memory; under a 1.5 GB address-space limit it must end with the one line, not MemoryError."""
     src = tmp_path / name
     src.write_bytes(BAD[name][0])
-    r = subprocess.run([sys.executable, "-m", "tracecols", "info", str(src)], capture_output=True, text=True,
-                       preexec_fn=_limited(1536 << 20), timeout=120)
+    r = subprocess.run(
+        [sys.executable, "-m", "tracecols", "info", str(src)],
+        capture_output=True,
+        text=True,
+        preexec_fn=_limited(1536 << 20),
+        timeout=120,
+    )
     assert r.returncode == 2, r.stderr
     assert r.stderr.count("\n") == 1 and "JSON nested more than 900 levels deep" in r.stderr, r.stderr
 
@@ -104,9 +114,13 @@ def test_deep_nesting_stays_within_memory(tmp_path, name):
 def test_nesting_just_within_the_bound_is_read(tmp_path):
     """Depth is counted outside strings only, escapes included: brackets in names do not count."""
     import tracecols
+
     name = "[" * 5000 + '\\"{' * 3000 + "\\\\"
-    doc = {"traceEvents": [{"ph": "X", "name": name, "ts": 1, "dur": 1, "pid": 1, "tid": 1,
-                            "args": {"x": json.loads("[" * 800 + "]" * 800)}}]}
+    doc = {
+        "traceEvents": [
+            {"ph": "X", "name": name, "ts": 1, "dur": 1, "pid": 1, "tid": 1, "args": {"x": json.loads("[" * 800 + "]" * 800)}}
+        ]
+    }
     p = tmp_path / "t.json"
     p.write_text(json.dumps(doc))
     t = tracecols.open(str(p))
@@ -137,19 +151,23 @@ def _reference_depth(text):
 
 def _over(doc, limit, cut, monkeypatch):
     from tracecols.read import nesting
+
     monkeypatch.setattr(nesting, "MAX_DEPTH", limit)
     n = nesting.Nesting()
-    over = [n.too_deep(doc[i:i + cut]) for i in range(0, len(doc), cut)]
+    over = [n.too_deep(doc[i : i + cut]) for i in range(0, len(doc), cut)]
     assert n.depth == 0 and not n.in_string
     return any(over)
 
 
-@pytest.mark.parametrize("doc", [
-    json.dumps({"a": [[{"b": "x]]]\\\"[[[", "c": [[[1]]]}]], "d": "\\\\"}),
-    json.dumps([["\\\\\\\"" * 7, {"k": "[[[{{{"}], [[[[[[["\\"]]]]]]]]),
-    '{"a": "' + "\\\\" * 50 + '", "b": [[[[' + '"\\"["' + "]]]]}",
-    '{"s": "[[[[[[[[", "a": ' + "[" * 6 + "]" * 6 + "}",
-])
+@pytest.mark.parametrize(
+    "doc",
+    [
+        json.dumps({"a": [[{"b": 'x]]]\\"[[[', "c": [[[1]]]}]], "d": "\\\\"}),
+        json.dumps([['\\\\\\"' * 7, {"k": "[[[{{{"}], [[[[[[["\\"]]]]]]]]),
+        '{"a": "' + "\\\\" * 50 + '", "b": [[[[' + '"\\"["' + "]]]]}",
+        '{"s": "[[[[[[[[", "a": ' + "[" * 6 + "]" * 6 + "}",
+    ],
+)
 def test_nesting_counter_against_a_plain_one(doc, monkeypatch):
     """nesting.Nesting, fed in chunks cut anywhere (inside escapes and strings too), finds the
     same deepest level as a character-by-character reference."""
@@ -175,12 +193,14 @@ def test_an_output_that_is_an_input_is_refused(tmp_path):
     saved = tmp_path / "saved"
     assert cli("analyze", src, "-o", saved)[0] == 0
     saved_files = {f: _sha(saved / f) for f in _files(saved)}
-    cases = [["report", src, "-o", src],
-             ["sql", src, "select 1", "-o", src],
-             ["augment", src, src],
-             ["analyze", src, "-o", tmp_path],           # the directory that holds the input
-             ["analyze", saved, "-o", saved],            # a saved output into itself
-             ["report", saved, "-o", saved / "events.parquet"]]
+    cases = [
+        ["report", src, "-o", src],
+        ["sql", src, "select 1", "-o", src],
+        ["augment", src, src],
+        ["analyze", src, "-o", tmp_path],  # the directory that holds the input
+        ["analyze", saved, "-o", saved],  # a saved output into itself
+        ["report", saved, "-o", saved / "events.parquet"],
+    ]
     for argv in cases:
         rc, _, err = cli(*argv)
         assert rc == 2 and err.count("\n") == 1, (argv, err)
@@ -192,11 +212,13 @@ def test_an_output_that_is_an_input_is_refused(tmp_path):
 def test_impossible_outputs_are_one_line(tmp_path):
     a_file = tmp_path / "a_file"
     a_file.write_text("x")
-    cases = {("analyze", "-o", a_file): "is a file; the output here is a directory",
-             ("analyze", "-o", a_file / "sub"): "a_file is a file, not a directory",
-             ("report", "-o", a_file / "r.html"): "a_file is a file, not a directory",
-             ("report", "-o", tmp_path): "is a directory; the output here is a file",
-             ("sql", "select 1", "-o", a_file / "x.csv"): "a_file is a file, not a directory"}
+    cases = {
+        ("analyze", "-o", a_file): "is a file; the output here is a directory",
+        ("analyze", "-o", a_file / "sub"): "a_file is a file, not a directory",
+        ("report", "-o", a_file / "r.html"): "a_file is a file, not a directory",
+        ("report", "-o", tmp_path): "is a directory; the output here is a file",
+        ("sql", "select 1", "-o", a_file / "x.csv"): "a_file is a file, not a directory",
+    }
     for (command, *rest), expect in cases.items():
         rc, _, err = cli(command, DATA_TRACE, *rest)
         assert rc == 2 and err.count("\n") == 1 and "cannot write" in err and expect in err, (command, err)
@@ -221,12 +243,12 @@ def test_sweep_removes_only_dead_runs_of_this_host(tmp_path):
     host = atomic._HOST
     dead, alive = _dead_pid(), os.getppid()
     made = {
-        f".out.tmp-{host}-{dead}-0123abcd": False,       # dead: swept
+        f".out.tmp-{host}-{dead}-0123abcd": False,  # dead: swept
         f".out.old-{host}-{dead}-0123abcd": False,
-        f".out.tmp-{host}-{alive}-0123abcd": True,       # still running: kept
-        f".out.tmp-otherhost-{dead}-0123abcd": True,     # another machine's (shared disk): kept
-        ".out.tmp-0123abcd": True,                      # not of this form: kept
-        f".other.tmp-{host}-{dead}-0123abcd": True,     # another output's: kept
+        f".out.tmp-{host}-{alive}-0123abcd": True,  # still running: kept
+        f".out.tmp-otherhost-{dead}-0123abcd": True,  # another machine's (shared disk): kept
+        ".out.tmp-0123abcd": True,  # not of this form: kept
+        f".other.tmp-{host}-{dead}-0123abcd": True,  # another output's: kept
     }
     for name in made:
         (tmp_path / name).mkdir()

@@ -1,4 +1,5 @@
 """jsontext.dumps (msgspec) writes exactly the text of the json-module encoder it replaced."""
+
 from decimal import Decimal
 
 import pytest
@@ -9,8 +10,9 @@ from tracecols.read import jsontext
 
 _decimals = st.decimals(allow_nan=False, allow_infinity=False)
 _scalars = st.none() | st.booleans() | st.integers(-(1 << 80), 1 << 80) | _decimals | st.text()
-_values = st.recursive(_scalars, lambda inner: st.lists(inner, max_size=4)
-                       | st.dictionaries(st.text(max_size=8), inner, max_size=4), max_leaves=20)
+_values = st.recursive(
+    _scalars, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4), max_leaves=20
+)
 
 
 def _reference(obj):

@@ -1,6 +1,7 @@
 """kernel_launch_stats, kernel_launch_summary, short_kernels, short_kernel_histogram and
 kernel_sequences: on a hand-built trace with answers worked out by hand (times in µs), and on
 real traces against plain-Python loops over the base tables."""
+
 import math
 from collections import defaultdict
 
@@ -18,21 +19,29 @@ class Trace:
         self.corr = 0
 
     def op(self, name, ts, dur):
-        self.ev.append({"ph": "X", "cat": "cpu_op", "name": name, "pid": 1, "tid": 1, "ts": ts, "dur": dur,
-                        "args": {}})
+        self.ev.append({"ph": "X", "cat": "cpu_op", "name": name, "pid": 1, "tid": 1, "ts": ts, "dur": dur, "args": {}})
 
     def launch(self, ts, dur, name="cudaLaunchKernel"):
         self.corr += 1
-        self.ev.append({"ph": "X", "cat": "cuda_runtime", "name": name, "pid": 1, "tid": 1, "ts": ts, "dur": dur,
-                        "args": {"correlation": self.corr}})
+        self.ev.append(
+            {
+                "ph": "X",
+                "cat": "cuda_runtime",
+                "name": name,
+                "pid": 1,
+                "tid": 1,
+                "ts": ts,
+                "dur": dur,
+                "args": {"correlation": self.corr},
+            }
+        )
         return self.corr
 
     def device(self, name, ts, dur, corr=None, stream=7, cat="kernel"):
         args = {"device": 0, "stream": stream}
         if corr is not None:
             args["correlation"] = corr
-        self.ev.append({"ph": "X", "cat": cat, "name": name, "pid": 0, "tid": stream, "ts": ts, "dur": dur,
-                        "args": args})
+        self.ev.append({"ph": "X", "cat": cat, "name": name, "pid": 0, "tid": stream, "ts": ts, "dur": dur, "args": args})
 
     def open(self, tmp_path):
         return open_events(tmp_path, self.ev)
@@ -45,30 +54,32 @@ def launches(tmp_path):
     # sequences belong to the top-level op), one running [relu, gemm]
     t.op("aten::linear", 0, 20)
     t.op("aten::addmm", 0.5, 19)
-    t.device("gemm", 10, 3, t.launch(1, 5))      # shorter than its launch; delay 10 - 6 = 4
-    t.device("relu", 13, 20, t.launch(7, 2))     # delay 13 - 9 = 4
+    t.device("gemm", 10, 3, t.launch(1, 5))  # shorter than its launch; delay 10 - 6 = 4
+    t.device("relu", 13, 20, t.launch(7, 2))  # delay 13 - 9 = 4
     t.op("aten::linear", 100, 20)
     t.op("aten::addmm", 100.5, 19)
-    t.device("gemm", 200, 3, t.launch(101, 5))   # delay 94
+    t.device("gemm", 200, 3, t.launch(101, 5))  # delay 94
     t.device("relu", 203, 20, t.launch(107, 2))  # delay 94
     t.op("aten::linear", 300, 80)
     t.device("relu", 500, 2, t.launch(301, 60))  # 60 µs call: runtime outlier; delay 139: delay outlier
-    t.device("gemm", 502, 3, t.launch(362, 2))   # delay 138: delay outlier
+    t.device("gemm", 502, 3, t.launch(362, 2))  # delay 138: delay outlier
     t.op("aten::copy_", 400, 30)
     t.device("Memcpy HtoD", 420, 8, t.launch(401, 10, "cudaMemcpyAsync"), stream=8, cat="gpu_memcpy")  # delay 9
     t.op("graph_replay", 700, 20)
-    g = t.launch(701, 15, "cudaGraphLaunch")     # one call, two device events
-    t.device("g1", 720, 1, g)                    # delay 4
-    t.device("g2", 721, 1, g)                    # delay 5
-    t.device("orphan", 600, 50, 99)              # no launch call in the trace
-    t.device("edge", 800, 10)                    # exactly 10 µs: not short
+    g = t.launch(701, 15, "cudaGraphLaunch")  # one call, two device events
+    t.device("g1", 720, 1, g)  # delay 4
+    t.device("g2", 721, 1, g)  # delay 5
+    t.device("orphan", 600, 50, 99)  # no launch call in the trace
+    t.device("edge", 800, 10)  # exactly 10 µs: not short
     t.device("tiny", 810, 0.5)
     return t.open(tmp_path)
 
 
 def test_kernel_launch_stats_rows(launches):
-    got = [(r["name"], r["launch_name"], r["stream"], r["cpu_dur_ns"], r["gpu_dur_ns"], r["launch_delay_ns"],
-            r["short"]) for r in launches.sql("select * from kernel_launch_stats").to_dicts()]
+    got = [
+        (r["name"], r["launch_name"], r["stream"], r["cpu_dur_ns"], r["gpu_dur_ns"], r["launch_delay_ns"], r["short"])
+        for r in launches.sql("select * from kernel_launch_stats").to_dicts()
+    ]
     assert got == [
         ("gemm", "cudaLaunchKernel", 7, 5000, 3000, 4000, True),
         ("relu", "cudaLaunchKernel", 7, 2000, 20000, 4000, False),
@@ -116,24 +127,28 @@ def test_short_kernels(launches):
 
 
 def test_short_kernel_histogram(launches):
-    got = [(r["bucket_lo_ns"], r["bucket_hi_ns"], r["short"], r["count"], r["sum_ns"])
-           for r in launches.sql("select * from short_kernel_histogram").to_dicts()]
+    got = [
+        (r["bucket_lo_ns"], r["bucket_hi_ns"], r["short"], r["count"], r["sum_ns"])
+        for r in launches.sql("select * from short_kernel_histogram").to_dicts()
+    ]
     assert got == [
-        (0, 1000, True, 1, 500),                # tiny
-        (1000, 2000, True, 2, 2000),            # g1, g2
-        (2000, 5000, True, 4, 11000),           # 3 gemm, the 2 µs relu
-        (5000, 10000, True, 1, 8000),           # memcpy
-        (10000, 20000, False, 1, 10000),        # edge
-        (20000, 50000, False, 2, 40000),        # 2 relu
-        (50000, 100000, False, 1, 50000),       # orphan
+        (0, 1000, True, 1, 500),  # tiny
+        (1000, 2000, True, 2, 2000),  # g1, g2
+        (2000, 5000, True, 4, 11000),  # 3 gemm, the 2 µs relu
+        (5000, 10000, True, 1, 8000),  # memcpy
+        (10000, 20000, False, 1, 10000),  # edge
+        (20000, 50000, False, 2, 40000),  # 2 relu
+        (50000, 100000, False, 1, 50000),  # orphan
     ]
     pct = launches.sql("select sum(count_pct) c, sum(time_pct) t from short_kernel_histogram").to_dicts()[0]
     assert (pct["c"], pct["t"]) == (pytest.approx(100), pytest.approx(100))
 
 
 def test_kernel_sequences(launches):
-    got = [(r["op_name"], r["seq_rank"], r["sequence"], r["length"], r["instances"], r["total_gpu_ns"],
-            r["mean_gpu_ns"]) for r in launches.sql("select * from kernel_sequences").to_dicts()]
+    got = [
+        (r["op_name"], r["seq_rank"], r["sequence"], r["length"], r["instances"], r["total_gpu_ns"], r["mean_gpu_ns"])
+        for r in launches.sql("select * from kernel_sequences").to_dicts()
+    ]
     assert got == [
         ("aten::copy_", 1, ["Memcpy HtoD"], 1, 1, 8000, 8000),
         ("aten::linear", 1, ["gemm", "relu"], 2, 2, 46000, 23000),
@@ -154,12 +169,14 @@ def test_kernel_sequences_keeps_the_five_most_frequent(tmp_path):
             t.op("aten::cat", ts, 10)
             t.device(name, ts + 20, 1 + int(name[1]), t.launch(ts + 1, 2))
             ts += 100
-    got = [(r["seq_rank"], r["sequence"], r["instances"])
-           for r in t.open(tmp_path).sql("select * from kernel_sequences").to_dicts()]
+    got = [
+        (r["seq_rank"], r["sequence"], r["instances"]) for r in t.open(tmp_path).sql("select * from kernel_sequences").to_dicts()
+    ]
     assert got == [(1, ["k0"], 3), (2, ["k1"], 2), (3, ["k6"], 1), (4, ["k5"], 1), (5, ["k4"], 1)]
 
 
 # ---- real traces against plain loops ----------------------------------------------------
+
 
 def _pct(xs, q):
     """Linear interpolation between the two nearest ranks (numpy's default)."""
@@ -179,29 +196,34 @@ def _bucket(d):
 
 def _reference(t):
     kernels = t.table("kernels").to_pylist()
-    slices = {(s["trace_id"], s["uid"]): s
-              for s in t.table("slices").select(["trace_id", "uid", "name", "dur_ns", "end_ns"]).to_pylist()}
+    slices = {
+        (s["trace_id"], s["uid"]): s
+        for s in t.table("slices").select(["trace_id", "uid", "name", "dur_ns", "end_ns"]).to_pylist()
+    }
     launch = defaultdict(list)  # (trace, device) -> [(launch_uid, cpu, gpu, delay)]
     for k in kernels:
         if k["launch_uid"] is not None:
             s = slices[(k["trace_id"], k["launch_uid"])]
-            launch[(k["trace_id"], k["device"])].append((k["launch_uid"], s["dur_ns"], k["dur_ns"],
-                                                         k["ts_ns"] - s["end_ns"]))
+            launch[(k["trace_id"], k["device"])].append((k["launch_uid"], s["dur_ns"], k["dur_ns"], k["ts_ns"] - s["end_ns"]))
     summary = {}
     for key, rows in launch.items():
         calls = {uid: cpu for uid, cpu, _, _ in rows}
         delays = [d for *_, d in rows]
         summary[key] = {
-            "events": len(rows), "launch_calls": len(calls),
+            "events": len(rows),
+            "launch_calls": len(calls),
             "short_count": sum(gpu < cpu for _, cpu, gpu, _ in rows),
-            "cpu_dur_p50_ns": _pct(calls.values(), 0.5), "cpu_dur_p95_ns": _pct(calls.values(), 0.95),
+            "cpu_dur_p50_ns": _pct(calls.values(), 0.5),
+            "cpu_dur_p95_ns": _pct(calls.values(), 0.95),
             "cpu_dur_max_ns": max(calls.values()),
-            "delay_p50_ns": _pct(delays, 0.5), "delay_p95_ns": _pct(delays, 0.95), "delay_max_ns": max(delays),
+            "delay_p50_ns": _pct(delays, 0.5),
+            "delay_p95_ns": _pct(delays, 0.95),
+            "delay_max_ns": max(delays),
             "runtime_outliers": sum(c > 50_000 for c in calls.values()),
             "delay_outliers": sum(d > 100_000 for d in delays),
         }
     short = defaultdict(lambda: [0, 0])  # (trace, device, name) -> [short count, short ns]
-    hist = defaultdict(lambda: [0, 0])   # (trace, device, bucket) -> [count, ns]
+    hist = defaultdict(lambda: [0, 0])  # (trace, device, bucket) -> [count, ns]
     for k in kernels:
         if k["dur_ns"] < 10_000:
             short[(k["trace_id"], k["device"], k["name"])][0] += 1
@@ -255,23 +277,31 @@ def test_views_equal_plain_loops_on_real_traces(path):
             assert got[key][col] == pytest.approx(v), (key, col)
 
     # every row's durations are those of its device event and of its launch call
-    stats = t.sql("select s.*, k.dur_ns, l.dur_ns as l_dur from kernel_launch_stats s "
-                  "join kernels k using (trace_id, uid) join slices l on l.trace_id = s.trace_id "
-                  "and l.uid = s.launch_uid").to_dicts()
+    stats = t.sql(
+        "select s.*, k.dur_ns, l.dur_ns as l_dur from kernel_launch_stats s "
+        "join kernels k using (trace_id, uid) join slices l on l.trace_id = s.trace_id "
+        "and l.uid = s.launch_uid"
+    ).to_dicts()
     assert len(stats) == sum(v["events"] for v in summary.values())
     assert all(r["gpu_dur_ns"] == r["dur_ns"] and r["cpu_dur_ns"] == r["l_dur"] for r in stats)
 
-    got_short = {(r["trace_id"], r["device"], r["name"]): [r["short_count"], r["short_sum_ns"]]
-                 for r in t.sql("select * from short_kernels").to_dicts()}
+    got_short = {
+        (r["trace_id"], r["device"], r["name"]): [r["short_count"], r["short_sum_ns"]]
+        for r in t.sql("select * from short_kernels").to_dicts()
+    }
     assert got_short == {k: v for k, v in short.items()}
 
-    got_hist = {(r["trace_id"], r["device"], r["bucket_lo_ns"]): [r["count"], r["sum_ns"]]
-                for r in t.sql("select * from short_kernel_histogram").to_dicts()}
+    got_hist = {
+        (r["trace_id"], r["device"], r["bucket_lo_ns"]): [r["count"], r["sum_ns"]]
+        for r in t.sql("select * from short_kernel_histogram").to_dicts()
+    }
     assert got_hist == hist
     assert sum(v[0] for (_, _, lo), v in got_hist.items() if lo < 10_000) == sum(v[0] for v in got_short.values())
 
-    got_seq = {(r["trace_id"], r["device"], r["op_name"], r["seq_rank"], tuple(r["sequence"]), r["instances"],
-                r["total_gpu_ns"]) for r in t.sql("select * from kernel_sequences").to_dicts()}
+    got_seq = {
+        (r["trace_id"], r["device"], r["op_name"], r["seq_rank"], tuple(r["sequence"]), r["instances"], r["total_gpu_ns"])
+        for r in t.sql("select * from kernel_sequences").to_dicts()
+    }
     assert got_seq == sequences
 
 
@@ -280,6 +310,7 @@ def test_real_traces_have_something_to_check():
     """The comparison above is not vacuous: every GPU trace has linked launches, all but the
     Triton one have short kernels, the traces with cpu_ops have sequences, graph replays give one launch call many
     device events, and the CPU-only trace gives no row at all."""
+
     def count(t, q):
         return t.sql(q).to_dicts()[0]
 
@@ -294,6 +325,5 @@ def test_real_traces_have_something_to_check():
         if count(t, "select count(top_op_uid) n from kernels")["n"]:
             assert count(t, "select count(*) n from kernel_sequences")["n"] > 0, p.name
     cpu = tracecols.open(REAL[-1])
-    for v in ("kernel_launch_stats", "kernel_launch_summary", "short_kernels", "short_kernel_histogram",
-              "kernel_sequences"):
+    for v in ("kernel_launch_stats", "kernel_launch_summary", "short_kernels", "short_kernel_histogram", "kernel_sequences"):
         assert count(cpu, f"select count(*) n from {v}")["n"] == 0

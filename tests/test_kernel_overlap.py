@@ -5,6 +5,7 @@ its (trace, device, stream), keeps the duration as written in `dur_raw_ns`, flag
 `clipped`, and counts it in traces.warnings (docs/schema.md). The vectorised clip is checked against a plain Python loop on
 every corpus trace, as written and with every device event stretched so that many overlap.
 """
+
 import contextlib
 import io
 import json
@@ -21,8 +22,10 @@ from tracecols.model.kernels import build_kernels
 KINETO = kineto_files()
 US = 1000  # ns per µs
 
-WARNING = ("{n} device event(s) overlap the next one on their stream (largest overlap {us} µs): "
-           "clipped to its start in kernels.dur_ns, raw value in kernels.dur_raw_ns")
+WARNING = (
+    "{n} device event(s) overlap the next one on their stream (largest overlap {us} µs): "
+    "clipped to its start in kernels.dur_ns, raw value in kernels.dur_raw_ns"
+)
 
 
 def _x(name, cat, pid, tid, ts, dur, **args):
@@ -40,21 +43,25 @@ def _trace(tmp_path):
     G [245, 260). Device 0 stream 8: C [100, 150), D [150, 200) only touch. Device 1 stream 9:
     E [300, 600) holds F [350, 400) entirely."""
     launches = [_x("cudaLaunchKernel", "cuda_runtime", 100, 1, 10 + 5 * i, 2, correlation=i) for i in range(1, 8)]
-    return _write(tmp_path, [_x("aten::mm", "cpu_op", 100, 1, 0, 100)] + launches + [
-        _x("kernel_a", "kernel", 0, 7, 100, 100, correlation=1, device=0, stream=7),
-        _x("kernel_b", "kernel", 0, 7, 160, 90, correlation=2, device=0, stream=7),
-        _x("Memcpy DtoD (Device -> Device)", "gpu_memcpy", 0, 7, 245, 15, correlation=3, device=0, stream=7),
-        _x("kernel_c", "kernel", 0, 8, 100, 50, correlation=4, device=0, stream=8),
-        _x("kernel_d", "kernel", 0, 8, 150, 50, correlation=5, device=0, stream=8),
-        _x("kernel_e", "kernel", 1, 9, 300, 300, correlation=6, device=1, stream=9),
-        _x("kernel_f", "kernel", 1, 9, 350, 50, correlation=7, device=1, stream=9),
-    ])
+    return _write(
+        tmp_path,
+        [_x("aten::mm", "cpu_op", 100, 1, 0, 100)]
+        + launches
+        + [
+            _x("kernel_a", "kernel", 0, 7, 100, 100, correlation=1, device=0, stream=7),
+            _x("kernel_b", "kernel", 0, 7, 160, 90, correlation=2, device=0, stream=7),
+            _x("Memcpy DtoD (Device -> Device)", "gpu_memcpy", 0, 7, 245, 15, correlation=3, device=0, stream=7),
+            _x("kernel_c", "kernel", 0, 8, 100, 50, correlation=4, device=0, stream=8),
+            _x("kernel_d", "kernel", 0, 8, 150, 50, correlation=5, device=0, stream=8),
+            _x("kernel_e", "kernel", 1, 9, 300, 300, correlation=6, device=1, stream=9),
+            _x("kernel_f", "kernel", 1, 9, 350, 50, correlation=7, device=1, stream=9),
+        ],
+    )
 
 
 def test_overlap_is_clipped_to_the_next_start_and_the_raw_value_kept(tmp_path):
     t = tracecols.open(_trace(tmp_path))
-    rows = {r[0]: r[1:] for r in t.sql(
-        "select name, ts_ns, dur_ns, end_ns, dur_raw_ns, clipped, op_uid from kernels").rows()}
+    rows = {r[0]: r[1:] for r in t.sql("select name, ts_ns, dur_ns, end_ns, dur_raw_ns, clipped, op_uid from kernels").rows()}
     assert rows["kernel_a"] == (100 * US, 60 * US, 160 * US, 100 * US, True, 0)
     assert rows["kernel_b"] == (160 * US, 85 * US, 245 * US, 90 * US, True, 0)  # cut by a memcpy too
     assert rows["Memcpy DtoD (Device -> Device)"] == (245 * US, 15 * US, 260 * US, 15 * US, False, 0)
@@ -63,8 +70,11 @@ def test_overlap_is_clipped_to_the_next_start_and_the_raw_value_kept(tmp_path):
     assert rows["kernel_e"] == (300 * US, 50 * US, 350 * US, 300 * US, True, 0)
     assert rows["kernel_f"] == (350 * US, 50 * US, 400 * US, 50 * US, False, 0)
     # the raw value is the event's own dur, as in events
-    assert t.sql("""select count(*) from kernels k join events e on e.trace_id = k.trace_id and e.uid = k.uid
-                    where k.dur_raw_ns is distinct from e.dur_ns""").item() == 0
+    assert (
+        t.sql("""select count(*) from kernels k join events e on e.trace_id = k.trace_id and e.uid = k.uid
+                    where k.dur_raw_ns is distinct from e.dur_ns""").item()
+        == 0
+    )
 
     assert t.sql("select warnings from traces").item().to_list() == [WARNING.format(n=3, us=250)]
     out, err = io.StringIO(), io.StringIO()
@@ -75,6 +85,7 @@ def test_overlap_is_clipped_to_the_next_start_and_the_raw_value_kept(tmp_path):
 
 def test_the_streaming_ingest_clips_and_warns_the_same(tmp_path):
     from tracecols.pipeline import ingest_to_dir
+
     path = _trace(tmp_path)
     mem = tracecols.open(path)
     out = tracecols.open(ingest_to_dir([path], tmp_path / "out"))
@@ -94,16 +105,21 @@ def test_analyses_use_the_clipped_durations(tmp_path):
 
 
 def test_ties_strings_and_missing_ts(tmp_path):
-    t = tracecols.open(_write(tmp_path, [
-        _x("first", "kernel", 0, 7, 10, 5, device=0, stream=7),  # same ts as `second`, lower uid: cut to 0
-        _x("second", "kernel", 0, 7, 10, 5, device=0, stream=7),
-        # no device/stream args and string pids: two different streams, no clipping between them
-        _x("gpu_a", "kernel", "GPU A", "stream 1", 100, 50),
-        _x("gpu_b", "kernel", "GPU B", "stream 1", 120, 50),
-        # a ts that is not an int64 count of ns: never cut, never cuts another
-        _x("bad_ts", "kernel", 0, 7, 1e30, 5, device=0, stream=7),
-        _x("after", "kernel", 0, 7, 20, 5, device=0, stream=7),
-    ]))
+    t = tracecols.open(
+        _write(
+            tmp_path,
+            [
+                _x("first", "kernel", 0, 7, 10, 5, device=0, stream=7),  # same ts as `second`, lower uid: cut to 0
+                _x("second", "kernel", 0, 7, 10, 5, device=0, stream=7),
+                # no device/stream args and string pids: two different streams, no clipping between them
+                _x("gpu_a", "kernel", "GPU A", "stream 1", 100, 50),
+                _x("gpu_b", "kernel", "GPU B", "stream 1", 120, 50),
+                # a ts that is not an int64 count of ns: never cut, never cuts another
+                _x("bad_ts", "kernel", 0, 7, 1e30, 5, device=0, stream=7),
+                _x("after", "kernel", 0, 7, 20, 5, device=0, stream=7),
+            ],
+        )
+    )
     rows = {r[0]: r[1:] for r in t.sql("select name, dur_ns, dur_raw_ns, clipped from kernels").rows()}
     assert rows["first"] == (0, 5 * US, True)
     assert rows["second"] == (5 * US, 5 * US, False)
@@ -114,22 +130,33 @@ def test_ties_strings_and_missing_ts(tmp_path):
 
 
 def test_no_overlap_no_warning_and_fractional_overlap(tmp_path):
-    t = tracecols.open(_write(tmp_path, [
-        _x("k1", "kernel", 0, 7, 10, 5, device=0, stream=7),
-        _x("k2", "kernel", 0, 7, 15, 5, device=0, stream=7),
-    ]))
+    t = tracecols.open(
+        _write(
+            tmp_path,
+            [
+                _x("k1", "kernel", 0, 7, 10, 5, device=0, stream=7),
+                _x("k2", "kernel", 0, 7, 15, 5, device=0, stream=7),
+            ],
+        )
+    )
     assert t.sql("select warnings from traces").item().to_list() == []
     assert t.sql("select count(*) from kernels where clipped or dur_ns <> dur_raw_ns").item() == 0
-    t = tracecols.open(_write(tmp_path, [
-        _x("k1", "kernel", 0, 7, 10, 5.001, device=0, stream=7),  # ends 1 ns after k2 starts
-        _x("k2", "kernel", 0, 7, 15, 5, device=0, stream=7),
-    ]))
+    t = tracecols.open(
+        _write(
+            tmp_path,
+            [
+                _x("k1", "kernel", 0, 7, 10, 5.001, device=0, stream=7),  # ends 1 ns after k2 starts
+                _x("k2", "kernel", 0, 7, 15, 5, device=0, stream=7),
+            ],
+        )
+    )
     assert t.sql("select warnings from traces").item().to_list() == [WARNING.format(n=1, us="0.001")]
     assert t.sql("select dur_ns, dur_raw_ns from kernels where name = 'k1'").row(0) == (5 * US, 5 * US + 1)
 
 
 # ---------------------------------------------------------------------------------------------
 # The corpus: the vectorised clip against a plain loop, on every trace that has device events.
+
 
 def reference_clip(rows):
     """{uid: (dur_ns, clipped)} by a per-stream loop. rows: dicts of the kernel events as they
@@ -170,9 +197,11 @@ CORPUS_CLIPPED = {}
 def _check(kernels, expect):
     got = {r["uid"]: r for r in kernels.select(["uid", "ts_ns", "dur_ns", "end_ns", "clipped"]).to_pylist()}
     assert set(got) == set(expect)
-    bad = [(u, (r["dur_ns"], r["clipped"]), expect[u]) for u, r in got.items()
-           if (r["dur_ns"], r["clipped"]) != expect[u]
-           or (r["ts_ns"] is not None and r["end_ns"] != r["ts_ns"] + r["dur_ns"])]
+    bad = [
+        (u, (r["dur_ns"], r["clipped"]), expect[u])
+        for u, r in got.items()
+        if (r["dur_ns"], r["clipped"]) != expect[u] or (r["ts_ns"] is not None and r["end_ns"] != r["ts_ns"] + r["dur_ns"])
+    ]
     assert not bad, bad[:5]
 
 
@@ -187,8 +216,7 @@ def test_clip_matches_a_plain_loop_on_the_corpus(path):
     rows = ev.select(_COLS).filter(is_dev).to_pylist()
     expect = reference_clip(rows)
     _check(kernels, expect)
-    assert kernels.column("dur_raw_ns").to_pylist() == [
-        r["dur_ns"] or 0 for r in sorted(rows, key=lambda r: r["uid"])]
+    assert kernels.column("dur_raw_ns").to_pylist() == [r["dur_ns"] or 0 for r in sorted(rows, key=lambda r: r["uid"])]
     n = sum(c for _, c in expect.values())
     print(f"\n{rel(path)}: {len(rows)} device events, {n} clipped")
     assert n == CORPUS_CLIPPED.get(rel(path), 0)

@@ -1,4 +1,5 @@
 """Device work linked to its launch (`kernels`): coverage on the corpus, link rules, classes."""
+
 import json
 
 import pytest
@@ -45,8 +46,11 @@ def test_every_kernel_links_unless_its_launch_is_missing(path):
 
 
 @pytest.mark.corpus
-@pytest.mark.parametrize("path", [p for p in KINETO if "dlrm_kineto/worker0" in str(p) or "bert-small" in str(p)
-                                  or "resnet50_num_workers_0" in str(p)], ids=rel)
+@pytest.mark.parametrize(
+    "path",
+    [p for p in KINETO if "dlrm_kineto/worker0" in str(p) or "bert-small" in str(p) or "resnet50_num_workers_0" in str(p)],
+    ids=rel,
+)
 def test_links_agree_with_flow_arrows(path):
     """Where an ac2g arrow starts on the launch and ends on the kernel, the link says the same."""
     t = tracecols.open(path)
@@ -120,7 +124,7 @@ def test_correlation_never_links_across_processes(tmp_path):
     ]
     t = tracecols.open(_write(tmp_path, ev))
     rows = {r["name"]: r for r in t.table("kernels").to_pylist()}
-    assert rows["gemm_kernel"]["launch_uid"] is None       # id 7 lives in two processes
+    assert rows["gemm_kernel"]["launch_uid"] is None  # id 7 lives in two processes
     assert rows["other_kernel"]["launch_uid"] == 6
     assert rows["other_kernel"]["op_uid"] == 0
 
@@ -138,25 +142,26 @@ def test_flow_resolves_what_correlation_cannot(tmp_path):
     assert (k["launch_uid"], k["link"]) == (1, "flow")
 
 
-@pytest.mark.parametrize("name,cat,cls", [
-    ("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)", "kernel", "communication"),
-    ("ncclKernel_AllGather_RING_LL_Sum_int8_t(ncclWorkElem)", "kernel", "communication"),
-    ("void rccl_main_kernel<1>(ncclDevComm*)", "kernel", "communication"),
-    ("Memcpy HtoD (Pinned -> Device)", "gpu_memcpy", "memcpy"),
-    ("Memset (Device)", "gpu_memset", "memset"),
-    ("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64", "kernel", "gemm"),
-    ("Cijk_Alik_Bljk_HHS_BH_MT128x128x32_MI32x32x8x1", "kernel", "gemm"),
-    ("void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_64x64_16x6_tn_align4>(Params)", "kernel", "gemm"),
-    ("void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<64, 128>>(Flash_fwd_params)", "kernel",
-     "attention"),
-    ("void cudnn::detail::implicit_convolve_sgemm<float, float, 1024, 5, 5, 3, 3, 3, 1, true>", "kernel", "conv"),
-    ("void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<float, float>", "kernel", "norm"),
-    ("void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float>>", "kernel", "reduction"),
-    ("void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>>", "kernel",
-     "elementwise"),
-    ("triton_poi_fused_add_0", "kernel", "elementwise"),
-    ("triton_red_fused_mean_1", "kernel", "reduction"),
-    ("some_custom_thing", "kernel", "other"),
-])
+@pytest.mark.parametrize(
+    "name,cat,cls",
+    [
+        ("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)", "kernel", "communication"),
+        ("ncclKernel_AllGather_RING_LL_Sum_int8_t(ncclWorkElem)", "kernel", "communication"),
+        ("void rccl_main_kernel<1>(ncclDevComm*)", "kernel", "communication"),
+        ("Memcpy HtoD (Pinned -> Device)", "gpu_memcpy", "memcpy"),
+        ("Memset (Device)", "gpu_memset", "memset"),
+        ("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64", "kernel", "gemm"),
+        ("Cijk_Alik_Bljk_HHS_BH_MT128x128x32_MI32x32x8x1", "kernel", "gemm"),
+        ("void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_64x64_16x6_tn_align4>(Params)", "kernel", "gemm"),
+        ("void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<64, 128>>(Flash_fwd_params)", "kernel", "attention"),
+        ("void cudnn::detail::implicit_convolve_sgemm<float, float, 1024, 5, 5, 3, 3, 3, 1, true>", "kernel", "conv"),
+        ("void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<float, float>", "kernel", "norm"),
+        ("void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float>>", "kernel", "reduction"),
+        ("void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>>", "kernel", "elementwise"),
+        ("triton_poi_fused_add_0", "kernel", "elementwise"),
+        ("triton_red_fused_mean_1", "kernel", "reduction"),
+        ("some_custom_thing", "kernel", "other"),
+    ],
+)
 def test_kernel_class(name, cat, cls):
     assert classify([name], [cat]) == [cls]

@@ -4,6 +4,7 @@ tests/data/key_averages/make.py recorded a CPU training run with torch 2.13.0 an
 the exported trace and the profiler's key_averages() rows (by name, and by input shape) from
 that same run: the expected numbers are torch's, computed from its in-memory events.
 """
+
 import json
 from pathlib import Path
 
@@ -26,8 +27,9 @@ def _close(ns, us, calls):
     return abs(ns / 1000 - us) <= 0.001 * calls + 1e-9
 
 
-@pytest.mark.parametrize("view, table, key", [("op_averages", "by_name", ()),
-                                              ("op_averages_by_shape", "by_shape", ("input_shapes",))])
+@pytest.mark.parametrize(
+    "view, table, key", [("op_averages", "by_name", ()), ("op_averages_by_shape", "by_shape", ("input_shapes",))]
+)
 def test_every_row_of_key_averages(both, view, table, key):
     t, expected = both
     rows = expected[table]

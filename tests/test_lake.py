@@ -1,4 +1,5 @@
 """The lake: layout, manifest, atomic commits, re-runs, interrupted runs, executors, URLs, export."""
+
 import json
 import os
 import shutil
@@ -23,8 +24,11 @@ BASE = tuple(sorted(__import__("tracecols.model.base_tables", fromlist=["BASE_TA
 
 
 def synth_fleet(d, world, steps):
-    subprocess.run([sys.executable, str(SYNTH), "--fleet", str(d), "--world", str(world), "--steps", str(steps)],
-                   check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, str(SYNTH), "--fleet", str(d), "--world", str(world), "--steps", str(steps)],
+        check=True,
+        capture_output=True,
+    )
     return sorted(Path(d).glob("*.json"))
 
 
@@ -55,6 +59,7 @@ def test_single_trace_lake_equals_the_trace(tmp_path):
     assert res.ok and len(res.added) == 1
     m = json.loads((out / "_tracecols.json").read_text())
     import hashlib
+
     (tr,) = m["traces"]
     assert tr["size"] == os.path.getsize(DATA_TRACE)
     assert tr["sha256"] == hashlib.sha256(DATA_TRACE.read_bytes()).hexdigest()
@@ -119,8 +124,12 @@ def test_interrupted_ingest_then_rerun_equals_uninterrupted(tmp_path):
     assert ingest_lake([str(src)], str(clean), jobs=1).ok
 
     out = tmp_path / "lake"
-    proc = subprocess.Popen([EXE, "ingest", str(src), "-o", str(out), "-j", "1"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    proc = subprocess.Popen(
+        [EXE, "ingest", str(src), "-o", str(out), "-j", "1"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
     manifest = out / "_tracecols.json"
     deadline = time.time() + 120
     n = 0
@@ -195,22 +204,37 @@ def test_dask_local_cluster_and_memory_urls_give_the_same_lake(tmp_path):
     for f in files:
         mem.pipe(f"/fleet-in/{f.name}", f.read_bytes())
     # workers are threads of this process (so they share memory://), reached over loopback TCP
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, protocol="tcp://",
-                                  host="127.0.0.1", dashboard_address=None) as cluster:
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=False, protocol="tcp://", host="127.0.0.1", dashboard_address=None
+    ) as cluster:
         with distributed.Client(cluster.scheduler_address) as client:
             res = ingest_lake(["memory://fleet-in/"], "memory://fleet-lake", executor=client.get_executor())
             assert set(client.run(lambda: 1)) and len(client.scheduler_info()["workers"]) == 2
         # the CLI's --executor dask, against the same scheduler, on local paths
-        r = subprocess.run([EXE, "ingest", *map(str, files), "-o", str(tmp_path / "cli-lake"),
-                            "--executor", "dask", "--scheduler", cluster.scheduler_address],
-                           capture_output=True, text=True, timeout=300)
+        r = subprocess.run(
+            [
+                EXE,
+                "ingest",
+                *map(str, files),
+                "-o",
+                str(tmp_path / "cli-lake"),
+                "--executor",
+                "dask",
+                "--scheduler",
+                cluster.scheduler_address,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert r.returncode == 0, r.stderr
     assert res.ok and len(res.added) == 4
     assert_same_lake(tmp_path / "cli-lake", local)
     L = tracecols.Lake("memory://fleet-lake")
     assert L.sql("select rank, count(*) as n, sum(dur_ns) as d from events group by 1 order by 1").equals(ref)
-    assert [(t["rank"], t["sha256"], t["size"]) for t in L.traces] == \
-           [(t["rank"], t["sha256"], t["size"]) for t in tracecols.Lake(local).traces]
+    assert [(t["rank"], t["sha256"], t["size"]) for t in L.traces] == [
+        (t["rank"], t["sha256"], t["size"]) for t in tracecols.Lake(local).traces
+    ]
     # a re-run through another executor sees the same inputs as unchanged
     res2 = ingest_lake(["memory://fleet-in/"], "memory://fleet-lake", executor=InlineExecutor())
     assert len(res2.unchanged) == 4 and not res2.added
@@ -226,8 +250,7 @@ def test_discovery_skips_other_formats_with_a_note(tmp_path):
     (src / "et.json").write_text(json.dumps({"schema": "1.0.1", "pid": 1, "nodes": []}))
     (src / "config.json").write_text(json.dumps({"lr": 0.1}))
     (src / "notes.txt").write_text("hello")
-    r = subprocess.run([EXE, "ingest", str(src), "-o", str(tmp_path / "lake"), "-j", "1"],
-                       capture_output=True, text=True)
+    r = subprocess.run([EXE, "ingest", str(src), "-o", str(tmp_path / "lake"), "-j", "1"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     lines = r.stderr.strip().splitlines()
     assert any("et.json" in ln and "Execution Trace" in ln for ln in lines)
@@ -236,10 +259,13 @@ def test_discovery_skips_other_formats_with_a_note(tmp_path):
     assert "2 added" in lines[-1]
     assert "\r" not in r.stderr and "━" not in r.stderr  # no progress bar when stderr is not a terminal
     m = json.loads((tmp_path / "lake" / "_tracecols.json").read_text())
-    assert sorted(Path(t["path"]).name for t in m["traces"]) == ["renamed_trace.json.gz",
-                                                                 "worker0.1700000000000.pt.trace.json.gz"]
-    r = subprocess.run([EXE, "ingest", str(tmp_path / "nothing-here"), "-o", str(tmp_path / "l2")],
-                       capture_output=True, text=True)
+    assert sorted(Path(t["path"]).name for t in m["traces"]) == [
+        "renamed_trace.json.gz",
+        "worker0.1700000000000.pt.trace.json.gz",
+    ]
+    r = subprocess.run(
+        [EXE, "ingest", str(tmp_path / "nothing-here"), "-o", str(tmp_path / "l2")], capture_output=True, text=True
+    )
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
 
 
@@ -264,8 +290,10 @@ def test_export_duckdb_file_of_views(tmp_path):
     for v in sorted(v for s, v in listed if s == "main"):
         con.execute(f'select count(*) from "{v}"').fetchone()
     assert con.execute("select count(*) from events").fetchone()[0] == 2551
-    assert con.execute("select count(*) from kernels").fetchone()[0] == \
-        tracecols.open(str(DATA_TRACE)).sql("select count(*) as n from kernels")["n"][0]
+    assert (
+        con.execute("select count(*) from kernels").fetchone()[0]
+        == tracecols.open(str(DATA_TRACE)).sql("select count(*) as n from kernels")["n"][0]
+    )
     con.close()
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
 

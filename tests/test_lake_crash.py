@@ -7,6 +7,7 @@
 - On URLs (no lock) a run that finds the manifest changed by another stops instead of
   overwriting it; a re-run repairs a trace whose files went missing.
 """
+
 import fcntl
 import json
 import os
@@ -38,8 +39,9 @@ class Notes(Reporter):
 
 
 def cli(*args, env=None, timeout=120):
-    return subprocess.run([EXE, *map(str, args)], capture_output=True, text=True, timeout=timeout,
-                          env={**os.environ, **(env or {})})
+    return subprocess.run(
+        [EXE, *map(str, args)], capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})}
+    )
 
 
 def fingerprint(lake):
@@ -49,8 +51,10 @@ def fingerprint(lake):
         if name not in lake.manifest["tables"] or name not in lake.tables:
             out[name] = []
             continue
-        out[name] = lake.sql(f"select rank, count(*) as n, sum(hash(t)::hugeint) as h "
-                             f"from (select * exclude (trace_id) from {name}) t group by rank order by rank").rows()
+        out[name] = lake.sql(
+            f"select rank, count(*) as n, sum(hash(t)::hugeint) as h "
+            f"from (select * exclude (trace_id) from {name}) t group by rank order by rank"
+        ).rows()
     return out
 
 
@@ -132,8 +136,12 @@ def test_sigkill_at_random_points_then_rerun_completes(tmp_path):
         early = rng.random() < 0.2
         at = rng.uniform(0.0, 1.0 if early else 1.1 * duration)
         with open(tmp_path / f"stderr{i}", "w") as err:
-            proc = subprocess.Popen([EXE, "ingest", str(src), "-o", str(out), "-j", jobs],
-                                    stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
+            proc = subprocess.Popen(
+                [EXE, "ingest", str(src), "-o", str(out), "-j", jobs],
+                stdout=subprocess.DEVNULL,
+                stderr=err,
+                start_new_session=True,
+            )
             if not early:
                 wait_for_lock(proc, out, 60)
             try:
@@ -165,8 +173,12 @@ def test_sigkill_at_random_points_then_rerun_completes(tmp_path):
 
     # the re-run after a kill that left a partial lake: exactly the uninterrupted lake
     if not before:  # (the points above left an empty or complete lake: one more kill, after a commit)
-        proc = subprocess.Popen([EXE, "ingest", str(src), "-o", str(out), "-j", "1"],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        proc = subprocess.Popen(
+            [EXE, "ingest", str(src), "-o", str(out), "-j", "1"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         manifest = out / "_tracecols.json"
         deadline = time.monotonic() + 120
         while proc.poll() is None and time.monotonic() < deadline:
@@ -188,7 +200,7 @@ def test_sigkill_at_random_points_then_rerun_completes(tmp_path):
 def test_concurrent_ingests_are_serialised_by_the_lock(tmp_path):
     src = tmp_path / "job"
     files = synth_fleet(src, world=WORLD, steps=1)
-    files.sort(key=lambda p: int(p.name[len("rank"):].split(".")[0]))
+    files.sort(key=lambda p: int(p.name[len("rank") :].split(".")[0]))
     ref = tmp_path / "ref"
     reference(src, ref)
     ref_lake = tracecols.Lake(ref)
@@ -202,14 +214,21 @@ def test_concurrent_ingests_are_serialised_by_the_lock(tmp_path):
     procs, errs = [], []
     for k, part in enumerate((files[:5], files[3:])):  # ranks 0-4 and 3-7: ranks 3 and 4 in both
         errs.append(open(tmp_path / f"stderr{k}", "w+"))  # noqa: SIM115 - closed after the processes end
-        procs.append(subprocess.Popen([EXE, "ingest", *map(str, part), "-o", str(out), "-j", "1"],
-                                      stdout=subprocess.DEVNULL, stderr=errs[-1], start_new_session=True))
+        procs.append(
+            subprocess.Popen(
+                [EXE, "ingest", *map(str, part), "-o", str(out), "-j", "1"],
+                stdout=subprocess.DEVNULL,
+                stderr=errs[-1],
+                start_new_session=True,
+            )
+        )
     waiting = f"tracecols: waiting for another ingest into {out} (pid {os.getpid()})"
     deadline = time.monotonic() + 60
     try:
         while not all(waiting in (tmp_path / f"stderr{k}").read_text() for k in range(2)):
-            assert time.monotonic() < deadline and all(p.poll() is None for p in procs), \
-                [(tmp_path / f"stderr{k}").read_text() for k in range(2)]
+            assert time.monotonic() < deadline and all(p.poll() is None for p in procs), [
+                (tmp_path / f"stderr{k}").read_text() for k in range(2)
+            ]
             time.sleep(0.05)
         assert not (out / "_tracecols.json").exists()  # neither got in
     finally:
@@ -286,9 +305,14 @@ def test_in_process_ingests_wait_for_each_other(tmp_path):
     notes = Notes()
     held = store.LakeLock(store.LakeFS(out)).acquire()
     results = []
-    threads = [threading.Thread(target=lambda part=part: results.append(
-        ingest_lake([str(f) for f in part], str(out), executor=InlineExecutor(), reporter=notes)))
-        for part in (files[:3], files[1:])]
+    threads = [
+        threading.Thread(
+            target=lambda part=part: results.append(
+                ingest_lake([str(f) for f in part], str(out), executor=InlineExecutor(), reporter=notes)
+            )
+        )
+        for part in (files[:3], files[1:])
+    ]
     for t in threads:
         t.start()
     deadline = time.monotonic() + 30

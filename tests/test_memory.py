@@ -1,5 +1,6 @@
 """Memory settings of tracecols' own processes: what they set for their allocators (memory.for_this_process)
 and how much DuckDB may use for the views (pipeline._views_memory)."""
+
 import os
 import subprocess
 import sys
@@ -36,12 +37,14 @@ def test_big_blocks_go_back_to_the_system_once_freed():
         r = subprocess.run([sys.executable, "-c", _TWICE, mode], capture_output=True, text=True, env=env)
         assert r.returncode == 0, r.stderr
         return int(r.stdout)
+
     assert kept("default") >= 20  # what the setting is for: glibc alone keeps the second block
     assert kept("set") <= 4
 
 
 def test_the_views_get_more_memory_on_a_big_trace_within_a_quarter_of_the_machine():
     from tracecols.pipeline import _views_memory
+
     assert _views_memory(0) == "640MB"
     assert _views_memory(3_572_004) == "640MB"  # the 1 GB synthetic trace keeps the default
     assert _views_memory(14_288_004) == "1526MB"  # 4 GB: 112 B an event, 1,600,256,448 B

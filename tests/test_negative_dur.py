@@ -5,6 +5,7 @@ durations and every busy time leaves it out, it is counted in traces.warnings, a
 shows a negative duration (docs/schema.md, docs/errors.md). The expected numbers are worked
 out by hand below (times in µs, as written).
 """
+
 import contextlib
 import io
 
@@ -20,13 +21,21 @@ US = 1000  # ns per µs
 #   gemm_x [50, 70); relu_k [80, 84)
 # Non-negative durations: gemm_x 10 + 20 = 30 µs, relu_k 4 µs, 34 µs in all; their union is
 # the same 34 µs (no overlap); the span is [10, 84) = 74 µs.
-_LAUNCH = ('{{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": {ts}, '
-           '"dur": 1, "args": {{"correlation": {c}}}}}')
-_KERNEL = ('{{"ph": "X", "cat": "kernel", "name": "{name}", "pid": 0, "tid": 7, "ts": {ts}, {dur}, '
-           '"args": {{"device": 0, "stream": 7, "correlation": {c}}}}}')
+_LAUNCH = (
+    '{{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": {ts}, '
+    '"dur": 1, "args": {{"correlation": {c}}}}}'
+)
+_KERNEL = (
+    '{{"ph": "X", "cat": "kernel", "name": "{name}", "pid": 0, "tid": 7, "ts": {ts}, {dur}, '
+    '"args": {{"device": 0, "stream": 7, "correlation": {c}}}}}'
+)
 _FLOW = '{{"ph": "{ph}", "cat": "ac2g", "name": "ac2g", "id": {c}, "pid": {pid}, "tid": {tid}, "ts": {ts}}}'
-KERNELS = [("gemm_x", 10, '"dur": 10'), ("gemm_x", 30, '"dur": 5, "dur": -3'),
-           ("gemm_x", 50, '"dur": 20'), ("relu_k", 80, '"dur": 4')]
+KERNELS = [
+    ("gemm_x", 10, '"dur": 10'),
+    ("gemm_x", 30, '"dur": 5, "dur": -3'),
+    ("gemm_x", 50, '"dur": 20'),
+    ("relu_k", 80, '"dur": 4'),
+]
 
 
 def _text():
@@ -36,8 +45,10 @@ def _text():
         events.append(_KERNEL.format(name=name, ts=ts, dur=dur, c=c))
         events.append(_FLOW.format(ph="s", c=c, pid=1, tid=1, ts=c))  # the arrow TraceLens links by
         events.append(_FLOW.format(ph="f", c=c, pid=0, tid=7, ts=ts))
-    return ('{"schemaVersion": 1, "deviceProperties": [{"id": 0, "name": "NVIDIA H100 80GB HBM3"}], '
-            '"traceEvents": [\n' + ",\n".join(events) + "\n]}")
+    return (
+        '{"schemaVersion": 1, "deviceProperties": [{"id": 0, "name": "NVIDIA H100 80GB HBM3"}], '
+        '"traceEvents": [\n' + ",\n".join(events) + "\n]}"
+    )
 
 
 @pytest.fixture
@@ -58,8 +69,10 @@ def test_the_raw_value_is_kept_and_the_duration_taken_as_zero(path):
 def test_counted_in_the_warnings(path):
     t = tracecols.open(path)
     warnings = t.sql("select warnings from traces").item().to_list()
-    assert ("1 device event(s) with a negative 'dur' (most negative -3 µs): taken as 0 in kernels.dur_ns, "
-            "so left out of every duration sum and busy time; raw value in kernels.dur_raw_ns") in warnings
+    assert (
+        "1 device event(s) with a negative 'dur' (most negative -3 µs): taken as 0 in kernels.dur_ns, "
+        "so left out of every duration sum and busy time; raw value in kernels.dur_raw_ns"
+    ) in warnings
     assert "1 event(s) with a negative 'dur' (kept in events.dur_ns): taken as 0 in the tree" in warnings
     out = io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
@@ -80,12 +93,13 @@ def test_left_out_of_every_sum(path):
     for device in ("= 0", "is null"):
         tl = t.sql(f"select busy_ns, total_ns, idle_ns from gpu_timeline where device {device}").row(0)
         assert tl == (34 * US, 74 * US, 40 * US)
-    op = t.sql("select direct_kernel_sum_ns, direct_busy_ns, subtree_kernel_sum_ns from op_gpu_time "
-               "where name = 'aten::mm'").row(0)
+    op = t.sql("select direct_kernel_sum_ns, direct_busy_ns, subtree_kernel_sum_ns from op_gpu_time where name = 'aten::mm'").row(
+        0
+    )
     assert op == (34 * US, 34 * US, 34 * US)
     tl_sum = t.sql("""select sum("Kernel duration (µs)_sum") from tracelens_kernel_summary""").item()
     assert tl_sum == pytest.approx(34.0)
-    busy = {r[0]: r[1] for r in t.sql("select type, \"time ms\" from tracelens_gpu_timeline").rows()}
+    busy = {r[0]: r[1] for r in t.sql('select type, "time ms" from tracelens_gpu_timeline').rows()}
     assert busy["busy_time"] == pytest.approx(0.034)
 
 
@@ -110,6 +124,7 @@ def test_no_view_shows_a_negative_time(path):
 
 def test_the_streaming_ingest_gives_the_same(path, tmp_path):
     from tracecols.pipeline import ingest_to_dir
+
     mem = tracecols.open(path)
     out = tracecols.open(ingest_to_dir([path], tmp_path / "out"))
     q = "select uid, dur_ns, end_ns, dur_raw_ns, clipped from kernels order by uid"

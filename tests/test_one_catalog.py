@@ -1,5 +1,6 @@
 """The same public tables and views, with the same rows, whether a trace is queried in memory,
 from a saved directory or from a one-trace lake: one catalog over every store."""
+
 import pytest
 from conftest import CORPUS, DATA_TRACE
 from polars.testing import assert_frame_equal
@@ -8,10 +9,12 @@ import tracecols
 from tracecols.fleet.ingest import ingest_lake
 
 _DLRM = CORPUS / "param/et_replay/tests/inputs/dlrm_kineto.tar.gz.extracted/dlrm_kineto"
-CASES = {"eager": [DATA_TRACE],  # training step, H100
-         "inference": [CORPUS / "TraceLens/tests/traces/inference/vllm_decode_full/graph_execution.json.gz"],
-         "multi-rank": sorted(_DLRM.glob("worker[01]_*.json")),  # two ranks of one NCCL job
-         "cpu-only": [CORPUS / "HolisticTraceAnalysis/tests/data/cpu_only/rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz"]}
+CASES = {
+    "eager": [DATA_TRACE],  # training step, H100
+    "inference": [CORPUS / "TraceLens/tests/traces/inference/vllm_decode_full/graph_execution.json.gz"],
+    "multi-rank": sorted(_DLRM.glob("worker[01]_*.json")),  # two ranks of one NCCL job
+    "cpu-only": [CORPUS / "HolisticTraceAnalysis/tests/data/cpu_only/rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz"],
+}
 
 
 @pytest.mark.corpus
@@ -45,12 +48,24 @@ def _quoted(c):
 def test_analyze_a_lake_writes_every_public_view(tmp_path):
     import subprocess
     import sys
+
     paths = sorted((CORPUS / "param/et_replay/tests/inputs/dlrm_kineto.tar.gz.extracted/dlrm_kineto").glob("worker[01]_*.json"))
     assert len(paths) == 2
     assert ingest_lake([str(p) for p in paths], str(tmp_path / "lake"), jobs=1).ok
-    r = subprocess.run([sys.executable, "-c", "import sys; from tracecols.cli import main; sys.exit(main())",
-                        "analyze", str(tmp_path / "lake"), "-o", str(tmp_path / "out")],
-                       capture_output=True, text=True, check=False)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from tracecols.cli import main; sys.exit(main())",
+            "analyze",
+            str(tmp_path / "lake"),
+            "-o",
+            str(tmp_path / "out"),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert r.returncode == 0, r.stderr
     written = {p.stem for p in (tmp_path / "out").glob("*.parquet")}
     lake = tracecols.Lake(tmp_path / "lake")
@@ -66,13 +81,17 @@ def test_open_streams_a_big_trace_and_cleans_up(monkeypatch):
     import os
 
     import tracecols.pipeline as pipeline
+
     want = tracecols.open(DATA_TRACE)
     monkeypatch.setattr(pipeline, "IN_MEMORY_BYTES", 0)
     t = tracecols.open(DATA_TRACE)
     scratch = t._scratch.name
     assert os.path.isdir(scratch)
-    for q in ("select * from kernels order by uid", "select * exclude (rank) from slices order by uid",
-              "select * from kernel_stats order by all"):
+    for q in (
+        "select * from kernels order by uid",
+        "select * exclude (rank) from slices order by uid",
+        "select * from kernel_stats order by all",
+    ):
         assert_frame_equal(t.sql(q), want.sql(q), check_exact=False, rel_tol=1e-12, abs_tol=1e-9), q
     t.close()
     del t
@@ -84,6 +103,7 @@ def test_every_connection_plans_two_inequalities_as_an_iejoin():
     """The views' position-in-range joins (memory_timeline) must be IEJoins on the cursors that
     stream the views too, whatever DuckDB estimates the sides' sizes to be."""
     from tracecols.engine.connection import Engine
+
     e = Engine({}, defer_views=True)
     query = "EXPLAIN SELECT * FROM range(100) a(x) JOIN range(8) b(y) ON b.y <= a.x AND a.x < b.y + 3"
     for con in (e.con, e.con.cursor()):

@@ -1,6 +1,7 @@
 """op_averages / op_averages_by_shape (torch's key_averages), ops_unique_args and
 tracelens_ops_unique_args: a hand-built trace worked out by hand, a plain per-event reference
 on real traces, and TraceLens's own ops_unique_args.csv files."""
+
 import ast
 import collections
 import csv
@@ -18,28 +19,53 @@ class Trace:
     """A small Kineto trace: host pid 1 tid 1, device 0 (pid 0), times in µs."""
 
     def __init__(self):
-        self.ev = [{"ph": "M", "name": "process_name", "pid": 1, "tid": 0, "args": {"name": "python"}},
-                   {"ph": "M", "name": "process_labels", "pid": 1, "tid": 0, "args": {"labels": "CPU"}},
-                   {"ph": "M", "name": "thread_name", "pid": 1, "tid": 1, "args": {"name": "thread 1 (python)"}}]
+        self.ev = [
+            {"ph": "M", "name": "process_name", "pid": 1, "tid": 0, "args": {"name": "python"}},
+            {"ph": "M", "name": "process_labels", "pid": 1, "tid": 0, "args": {"labels": "CPU"}},
+            {"ph": "M", "name": "thread_name", "pid": 1, "tid": 1, "args": {"name": "thread 1 (python)"}},
+        ]
         self.corr = 0
 
     def host(self, cat, name, ts, dur, dims=None, types=None, strides=None):
         args = {}
         if dims is not None:
-            args = {"Input Dims": dims, "Input type": types or ["float"] * len(dims),
-                    "Input Strides": strides or [[1] * len(d) for d in dims], "Concrete Inputs": [""] * len(dims)}
+            args = {
+                "Input Dims": dims,
+                "Input type": types or ["float"] * len(dims),
+                "Input Strides": strides or [[1] * len(d) for d in dims],
+                "Concrete Inputs": [""] * len(dims),
+            }
         self.ev.append({"ph": "X", "cat": cat, "name": name, "pid": 1, "tid": 1, "ts": ts, "dur": dur, "args": args})
 
     def launch(self, call, ts, dur, dev_name, dev_ts, dev_dur, dev_cat="kernel"):
         """A runtime call and the device event it launched, linked as Kineto links them."""
         self.corr += 1
-        self.ev.append({"ph": "X", "cat": "cuda_runtime", "name": call, "pid": 1, "tid": 1, "ts": ts, "dur": dur,
-                        "args": {"correlation": self.corr}})
+        self.ev.append(
+            {
+                "ph": "X",
+                "cat": "cuda_runtime",
+                "name": call,
+                "pid": 1,
+                "tid": 1,
+                "ts": ts,
+                "dur": dur,
+                "args": {"correlation": self.corr},
+            }
+        )
         self.ev.append({"ph": "s", "cat": "ac2g", "name": "ac2g", "id": self.corr, "pid": 1, "tid": 1, "ts": ts})
-        self.ev.append({"ph": "X", "cat": dev_cat, "name": dev_name, "pid": 0, "tid": 7, "ts": dev_ts,
-                        "dur": dev_dur, "args": {"device": 0, "stream": 7, "correlation": self.corr}})
-        self.ev.append({"ph": "f", "cat": "ac2g", "name": "ac2g", "id": self.corr, "pid": 0, "tid": 7,
-                        "ts": dev_ts, "bp": "e"})
+        self.ev.append(
+            {
+                "ph": "X",
+                "cat": dev_cat,
+                "name": dev_name,
+                "pid": 0,
+                "tid": 7,
+                "ts": dev_ts,
+                "dur": dev_dur,
+                "args": {"device": 0, "stream": 7, "correlation": self.corr},
+            }
+        )
+        self.ev.append({"ph": "f", "cat": "ac2g", "name": "ac2g", "id": self.corr, "pid": 0, "tid": 7, "ts": dev_ts, "bp": "e"})
 
     def open(self, tmp_path):
         return open_events(tmp_path, self.ev)
@@ -97,8 +123,10 @@ def test_op_averages_by_hand(nested):
 
 
 def test_op_averages_by_shape_by_hand(nested):
-    rows = {(r["name"], r["input_shapes"]): r
-            for r in nested.sql("select * from op_averages_by_shape where name = 'aten::add'").to_dicts()}
+    rows = {
+        (r["name"], r["input_shapes"]): r
+        for r in nested.sql("select * from op_averages_by_shape where name = 'aten::add'").to_dicts()
+    }
     assert set(rows) == {("aten::add", "[[2, 4], [2, 4]]"), ("aten::add", "[[8], [8]]")}
     outer = rows[("aten::add", "[[2, 4], [2, 4]]")]  # the outer add and the last one
     assert [outer[c] for c in AVG_COLS] == [2, 19 * US, 40 * US, 3 * US, 7 * US]
@@ -113,16 +141,25 @@ def test_op_averages_by_shape_by_hand(nested):
 
 def test_ops_unique_args_by_hand(nested):
     rows = {(r["name"], r["input_dims"]): r for r in nested.sql("select * from ops_unique_args").to_dicts()}
-    assert set(rows) == {("aten::linear", "[[2, 3], [4, 3], [4]]"), ("aten::addmm", "[[4], [2, 3], [3, 4]]"),
-                         ("aten::add", "[[2, 4], [2, 4]]"), ("aten::add", "[[8], [8]]"),
-                         ("aten::cat", "[[[2, 3], [2, 3]], []]")}
+    assert set(rows) == {
+        ("aten::linear", "[[2, 3], [4, 3], [4]]"),
+        ("aten::addmm", "[[4], [2, 3], [3, 4]]"),
+        ("aten::add", "[[2, 4], [2, 4]]"),
+        ("aten::add", "[[8], [8]]"),
+        ("aten::cat", "[[[2, 3], [2, 3]], []]"),
+    }
     cat = rows[("aten::cat", "[[[2, 3], [2, 3]], []]")]
     assert (cat["input_strides"], cat["count"], cat["kernels"], cat["kernel_names"]) == ("[[[3, 1], [3, 1]], []]", 1, 0, [])
     a = rows[("aten::add", "[[2, 4], [2, 4]]")]  # outer add (kernels 80–84 and 95–98) + last add (none)
     assert (a["count"], a["kernels"], a["kernel_sum_ns"], a["busy_ns"], a["mean_busy_ns"], a["kernel_names"]) == (
-        2, 2, 7 * US, 7 * US, 3.5 * US, ["add_k"])
-    assert (a["input_types"], a["input_strides"], a["concrete_inputs"]) == ('["float","float"]', "[[1, 1], [1, 1]]",
-                                                                            '["",""]')
+        2,
+        2,
+        7 * US,
+        7 * US,
+        3.5 * US,
+        ["add_k"],
+    )
+    assert (a["input_types"], a["input_strides"], a["concrete_inputs"]) == ('["float","float"]', "[[1, 1], [1, 1]]", '["",""]')
     lin = rows[("aten::linear", "[[2, 3], [4, 3], [4]]")]
     assert (lin["count"], lin["kernels"], lin["busy_ns"], lin["kernel_names"]) == (1, 1, 10 * US, ["gemm"])
 
@@ -131,14 +168,21 @@ def test_tracelens_ops_unique_args_by_hand(nested):
     rows = {(r["name"], r["Input Dims"]): r for r in nested.sql("select * from tracelens_ops_unique_args").to_dicts()}
     # launchers: addmm (gemm), outer add (add_k 95–98), inner add (add_k 80–84), and the memcpy's
     # launch call itself (an annotation, not a cpu_op, is above it); aten::linear launched nothing
-    assert set(rows) == {("aten::addmm", "((4,), (2, 3), (3, 4))"), ("aten::add", "((2, 4), (2, 4))"),
-                         ("aten::add", "((8,), (8,))"), ("cudaMemcpyAsync", None)}
+    assert set(rows) == {
+        ("aten::addmm", "((4,), (2, 3), (3, 4))"),
+        ("aten::add", "((2, 4), (2, 4))"),
+        ("aten::add", "((8,), (8,))"),
+        ("cudaMemcpyAsync", None),
+    }
     outer = rows[("aten::add", "((2, 4), (2, 4))")]
-    assert (outer["operation_count"], outer["total_direct_kernel_time_sum"], outer["total_subtree_kernel_time_sum"],
-            outer["total_direct_kernel_time_std"]) == (1, 3.0, 7.0, None)
+    assert (
+        outer["operation_count"],
+        outer["total_direct_kernel_time_sum"],
+        outer["total_subtree_kernel_time_sum"],
+        outer["total_direct_kernel_time_std"],
+    ) == (1, 3.0, 7.0, None)
     assert outer["Input type"] == "('float', 'float')" and outer["Concrete Inputs"] == "('', '')"
-    assert (outer["process_name"], outer["process_label"], outer["thread_name"]) == ("python", "CPU",
-                                                                                     "thread 1 (python)")
+    assert (outer["process_name"], outer["process_label"], outer["thread_name"]) == ("python", "CPU", "thread 1 (python)")
     assert rows[("cudaMemcpyAsync", None)]["total_direct_kernel_time_sum"] == 6.0
     assert rows[("aten::addmm", "((4,), (2, 3), (3, 4))")]["Percentage (%)"] == pytest.approx(100 * 10 / 23)
     order = [r["name"] for r in nested.sql("select name from tracelens_ops_unique_args").to_dicts()]
@@ -154,8 +198,9 @@ def reference_op_averages(t):
     duration; the nearest cpu_op gets it as self time, else the nearest user_annotation.
     A graph-replayed kernel's walk starts at its grafted op (beneath the graph launch)."""
     cats = ("cpu_op", "user_annotation", "cuda_runtime", "cuda_driver")
-    sl = {r["uid"]: r for r in t.sql("select uid, name, cat, parent_uid, dur_ns, self_ns, uid < 0 as graph "
-                                      "from slices").to_dicts()}
+    sl = {
+        r["uid"]: r for r in t.sql("select uid, name, cat, parent_uid, dur_ns, self_ns, uid < 0 as graph from slices").to_dicts()
+    }
     out = collections.defaultdict(lambda: [0, 0, 0, 0, 0])
     for r in sl.values():
         if r["cat"] in cats:
@@ -181,9 +226,11 @@ def reference_op_averages(t):
     return out
 
 
-SAMPLES = ["generated/cpu_train_step.pt.trace.json.gz",
-           "TraceLens/tests/traces/h100/gaunernst_bert-small-uncased__1016001.json.gz",
-           "HolisticTraceAnalysis/tests/data/amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz"]
+SAMPLES = [
+    "generated/cpu_train_step.pt.trace.json.gz",
+    "TraceLens/tests/traces/h100/gaunernst_bert-small-uncased__1016001.json.gz",
+    "HolisticTraceAnalysis/tests/data/amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz",
+]
 
 
 @pytest.mark.corpus

@@ -1,5 +1,6 @@
 """The progress line: what it says, that it shows on a terminal after a while, and that it
 stays silent with -q or when stderr is not a terminal."""
+
 import os
 import pty
 import select
@@ -16,7 +17,7 @@ BIG = CORPUS / "HolisticTraceAnalysis/tests/data/df_index_resolver/df_index_reso
 def test_line_reads_stage_bytes_events_and_eta():
     line = progress.Line(stream=None)
     line.stage("reading t.json", total_bytes=400_000_000, scale=2)
-    line.read(50_000_000)          # this process read the first of two equal parts: 100 of 400 MB
+    line.read(50_000_000)  # this process read the first of two equal parts: 100 of 400 MB
     line.events(300_000)
     text = line.text(now=line.stage_t0 + 10)
     assert text.startswith("tracecols: reading t.json 100.0/400.0 MB · 600k events · 60k events/s · ETA 30 s")
@@ -28,8 +29,10 @@ def test_line_reads_stage_bytes_events_and_eta():
 
 def _stderr_of(args, tty):
     """The command's stderr, through a pseudo-terminal when `tty` (progress shown at once)."""
-    code = ("import sys; from tracecols import progress; progress.SHOW_AFTER = 0; progress.REFRESH = 0.02; "
-            "from tracecols.cli import main; sys.exit(main(sys.argv[1:]))")
+    code = (
+        "import sys; from tracecols import progress; progress.SHOW_AFTER = 0; progress.REFRESH = 0.02; "
+        "from tracecols.cli import main; sys.exit(main(sys.argv[1:]))"
+    )
     if not tty:
         r = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=300)
         assert r.returncode == 0, r.stderr
@@ -70,10 +73,11 @@ def test_ingest_bar_advances_by_bytes_read_here_and_files_done():
     import io
 
     from tracecols.cli.fleet import ProgressReporter
+
     rep = ProgressReporter(stream=io.StringIO(), force=True)
     rep.start(n_files=2, n_bytes=1000)
     with progress.using(rep):
-        progress.tracker().read(300)        # a file read in this process, as it is read
+        progress.tracker().read(300)  # a file read in this process, as it is read
         progress.tracker().events(5)
     task = rep.progress.tasks[0]
     assert task.completed == 300

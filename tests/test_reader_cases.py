@@ -1,4 +1,5 @@
 """The reader's contract on hand-made and derived inputs: forms, compression, metadata, errors."""
+
 import gzip
 import json
 import os
@@ -28,24 +29,32 @@ def _write(tmp_path, name, obj_or_bytes):
 
 
 def test_keys_after_trace_events_are_kept(tmp_path):
-    doc = b'{"schemaVersion": 1, "traceEvents": [{"ph": "X", "name": "a]", "ts": 1.5, "dur": 2, ' \
-          b'"pid": 1, "tid": 1, "args": {"grid": [1, 2], "x": [3]}}], "traceName": "t]", ' \
-          b'"deviceProperties": [{"id": 0}], "baseTimeNanoseconds": 1700000000000000000}'
+    doc = (
+        b'{"schemaVersion": 1, "traceEvents": [{"ph": "X", "name": "a]", "ts": 1.5, "dur": 2, '
+        b'"pid": 1, "tid": 1, "args": {"grid": [1, 2], "x": [3]}}], "traceName": "t]", '
+        b'"deviceProperties": [{"id": 0}], "baseTimeNanoseconds": 1700000000000000000}'
+    )
     info, rows = _events(_write(tmp_path, "t.json", doc))
-    assert info["metadata"] == {"schemaVersion": 1, "traceName": "t]", "deviceProperties": [{"id": 0}],
-                                "baseTimeNanoseconds": 1700000000000000000}
+    assert info["metadata"] == {
+        "schemaVersion": 1,
+        "traceName": "t]",
+        "deviceProperties": [{"id": 0}],
+        "baseTimeNanoseconds": 1700000000000000000,
+    }
     assert rows[0]["ts_ns"] == 1500 and rows[0]["dur_ns"] == 2000
 
 
 def test_parse_tail_ignores_brackets_inside_the_last_event():
     region = b'"grid": [1, 2], "block": [3]}}], "a": [1], "b": "x]"}'
     assert parse_tail(region) == {"a": [1], "b": "x]"}
-    assert parse_tail(b'[1]}]}') == {}
+    assert parse_tail(b"[1]}]}") == {}
 
 
 def test_bare_event_array_is_a_trace(tmp_path):
-    events = [{"ph": "X", "name": "k", "ts": 10, "dur": 1, "pid": 0, "tid": 7, "cat": "kernel"},
-              {"ph": "i", "name": "m", "ts": Decimal("10.5"), "pid": 0, "tid": 7, "s": "t"}]
+    events = [
+        {"ph": "X", "name": "k", "ts": 10, "dur": 1, "pid": 0, "tid": 7, "cat": "kernel"},
+        {"ph": "i", "name": "m", "ts": Decimal("10.5"), "pid": 0, "tid": 7, "s": "t"},
+    ]
     p = tmp_path / "bare.json"
     p.write_text(json.dumps(events, default=str).replace('"10.5"', "10.5"))
     info, rows = _events(p)
@@ -91,6 +100,7 @@ def test_parquet_round_trip_is_identical(tmp_path):
     assert manifest["schema_version"] == tracecols.SCHEMA_VERSION
     assert manifest["inputs"][0]["size"] == os.path.getsize(DATA_TRACE)
     import hashlib
+
     assert manifest["inputs"][0]["sha256"] == hashlib.sha256(DATA_TRACE.read_bytes()).hexdigest()
 
 
@@ -113,7 +123,7 @@ def test_u64_and_string_ids_are_kept():
     info, rows = _events(path)
     assert [restore_event(r) for r in rows] == ref
     comms = [e["args"]["Comms Id"] for e in ref if "Comms Id" in e.get("args", {})]
-    assert comms and comms[0] > 2 ** 63  # a u64 that an int64 column could not hold: kept in args
+    assert comms and comms[0] > 2**63  # a u64 that an int64 column could not hold: kept in args
     assert any("Comms Id" in (r["args"] or "") for r in rows)
 
 
@@ -125,22 +135,60 @@ def test_values_that_do_not_fit_their_column_stay_in_args(tmp_path, monkeypatch,
     decoded = []
     if parser == "msgspec":
         import tracecols.read.chunked as chunked
+
         real = chunked._DECODE
         monkeypatch.setattr(chunked, "READ", 64)
         monkeypatch.setattr(chunked, "BLOCK", 128)
         monkeypatch.setattr(chunked, "_DECODE", type("D", (), {"decode": lambda self, b: decoded.append(b) or real.decode(b)})())
-    events = [
-        {"ph": "X", "cat": "kernel", "name": "k", "pid": "gpu 0", "tid": "7", "ts": 1, "dur": 2,
-         "args": {"stream": "0x0", "grid": "grid(1,)", "device": 1.5, "External id": True,
-                  "correlation": 2 ** 64, "Python parent id": None, "blocks per SM": 1e-30}},
-        {"ph": "X", "cat": "cpu_op", "name": "cat", "pid": 1, "tid": 1, "ts": "12", "dur": 1.0001,
-         "args": {"Input Dims": [[[1, 2], [3]], []], "Input type": ["TensorList", 3]}},
-        {"ph": "s", "id": "0xff", "name": "f", "pid": 1, "tid": 1, "ts": 0, "cat": "ac2g", "foo": {"x": 1}},
-        {"ph": "X", "name": "e", "pid": 1, "tid": 1, "ts": 1, "dur": 0, "args": {}},
-        {"ph": "X", "cat": "cpu_op", "name": "x", "pid": 1, "tid": 1, "ts": 1, "dur": 1,
-         "args": {"External id": 2.0, "Sequence number": 1e3, "Record function id": 7}},
-    ] + [{"ph": "X", "cat": "cpu_op", "name": "y", "pid": 1, "tid": 1, "ts": i, "dur": 1, "args": {"External id": i + 0.5}}
-         for i in range(40)] + [{"ph": "i", "name": f"filler {i}", "pid": 1, "tid": 1, "ts": i} for i in range(20)]
+    events = (
+        [
+            {
+                "ph": "X",
+                "cat": "kernel",
+                "name": "k",
+                "pid": "gpu 0",
+                "tid": "7",
+                "ts": 1,
+                "dur": 2,
+                "args": {
+                    "stream": "0x0",
+                    "grid": "grid(1,)",
+                    "device": 1.5,
+                    "External id": True,
+                    "correlation": 2**64,
+                    "Python parent id": None,
+                    "blocks per SM": 1e-30,
+                },
+            },
+            {
+                "ph": "X",
+                "cat": "cpu_op",
+                "name": "cat",
+                "pid": 1,
+                "tid": 1,
+                "ts": "12",
+                "dur": 1.0001,
+                "args": {"Input Dims": [[[1, 2], [3]], []], "Input type": ["TensorList", 3]},
+            },
+            {"ph": "s", "id": "0xff", "name": "f", "pid": 1, "tid": 1, "ts": 0, "cat": "ac2g", "foo": {"x": 1}},
+            {"ph": "X", "name": "e", "pid": 1, "tid": 1, "ts": 1, "dur": 0, "args": {}},
+            {
+                "ph": "X",
+                "cat": "cpu_op",
+                "name": "x",
+                "pid": 1,
+                "tid": 1,
+                "ts": 1,
+                "dur": 1,
+                "args": {"External id": 2.0, "Sequence number": 1e3, "Record function id": 7},
+            },
+        ]
+        + [
+            {"ph": "X", "cat": "cpu_op", "name": "y", "pid": 1, "tid": 1, "ts": i, "dur": 1, "args": {"External id": i + 0.5}}
+            for i in range(40)
+        ]
+        + [{"ph": "i", "name": f"filler {i}", "pid": 1, "tid": 1, "ts": i} for i in range(20)]
+    )
     text = json.dumps({"traceEvents": events})
     p = _write(tmp_path, "odd.json", text.encode())
     # msgspec: batches of 16, so that the batches before the last hold no event ijson parsed
@@ -153,8 +201,9 @@ def test_values_that_do_not_fit_their_column_stay_in_args(tmp_path, monkeypatch,
     # 2.0 has a fraction part and stays in args; 1e3 is the integer 1000 exactly, with either parser
     assert x["external_id"] is None and x["sequence_number"] == 1000 and x["record_function_id"] == 7
     # a group of events whose one oddity is a fraction in an integer arg: never truncated
-    assert [(r["external_id"], json.loads(r["args"])) for r in rows[5:45]] == [(None, {"External id": i + 0.5})
-                                                                             for i in range(40)]
+    assert [(r["external_id"], json.loads(r["args"])) for r in rows[5:45]] == [
+        (None, {"External id": i + 0.5}) for i in range(40)
+    ]
     assert k["pid"] is None and k["pid_str"] == "gpu 0" and k["tid"] == 7 and k["tid_str"] == "7"
     assert k["stream"] is None and k["grid"] is None and k["device"] is None and k["external_id"] is None
     assert op["ts_ns"] is None and op["dur_ns"] is None and op["input_dims"] is None
@@ -163,8 +212,16 @@ def test_values_that_do_not_fit_their_column_stay_in_args(tmp_path, monkeypatch,
 
 
 def test_dims_and_lists_are_typed(tmp_path):
-    e = {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 1, "dur": 1,
-         "args": {"Input Dims": [[2, 3], [3, 4]], "Input type": ["float", "float"], "External id": 5}}
+    e = {
+        "ph": "X",
+        "cat": "cpu_op",
+        "name": "aten::mm",
+        "pid": 1,
+        "tid": 1,
+        "ts": 1,
+        "dur": 1,
+        "args": {"Input Dims": [[2, 3], [3, 4]], "Input type": ["float", "float"], "External id": 5},
+    }
     info, rows = _events(_write(tmp_path, "t.json", {"traceEvents": [e]}))
     assert rows[0]["input_dims"] == [[2, 3], [3, 4]] and rows[0]["input_types"] == ["float", "float"]
     assert rows[0]["external_id"] == 5 and rows[0]["args"] is None
@@ -172,21 +229,25 @@ def test_dims_and_lists_are_typed(tmp_path):
 
 def test_fsspec_url(tmp_path):
     import fsspec
+
     fs = fsspec.filesystem("memory")
     fs.pipe("/traces/t.json.gz", DATA_TRACE.read_bytes())
     t = tracecols.open("memory://traces/t.json.gz")
     assert t.table("events").equals(tracecols.open(str(DATA_TRACE)).table("events"))
 
 
-@pytest.mark.parametrize("content,expect", [
-    (b"", "empty file"),
-    (b"{}", "no 'traceEvents'"),
-    (b'{"foo": 1}', "no 'traceEvents'"),
-    (b"hello", "not JSON"),
-    (b'{"traceEvents": [{"ph": "X", "ts": NaN}]}', "invalid"),
-    (b'{"traceEvents": [{"ph": "X", "name": "\xff\xfe"}]}', "UTF8"),
-    (b"\x1f\x8b\x08\x00garbage", "gzip"),
-])
+@pytest.mark.parametrize(
+    "content,expect",
+    [
+        (b"", "empty file"),
+        (b"{}", "no 'traceEvents'"),
+        (b'{"foo": 1}', "no 'traceEvents'"),
+        (b"hello", "not JSON"),
+        (b'{"traceEvents": [{"ph": "X", "ts": NaN}]}', "invalid"),
+        (b'{"traceEvents": [{"ph": "X", "name": "\xff\xfe"}]}', "UTF8"),
+        (b"\x1f\x8b\x08\x00garbage", "gzip"),
+    ],
+)
 def test_bad_input_is_one_clear_error(tmp_path, content, expect):
     p = _write(tmp_path, "bad.json", content)
     with pytest.raises(TraceError) as e:
@@ -219,11 +280,13 @@ def test_truncated_trace_fails_at_every_cut(tmp_path):
 
 def test_rank_from_distributed_info_then_file_name(tmp_path):
     base = {"traceEvents": [{"ph": "X", "name": "a", "ts": 1, "dur": 1, "pid": 1, "tid": 1}]}
-    cases = [("x.json", {"distributedInfo": {"rank": 3, "world_size": 8, "backend": "nccl"}}, 3, 8),
-             ("rank-5.Jul.pt.trace.json", {}, 5, None),
-             ("rank12.json", {}, 12, None),
-             ("worker7.1623.pt.trace.json", {}, 7, None),
-             ("trace.json", {}, None, None)]
+    cases = [
+        ("x.json", {"distributedInfo": {"rank": 3, "world_size": 8, "backend": "nccl"}}, 3, 8),
+        ("rank-5.Jul.pt.trace.json", {}, 5, None),
+        ("rank12.json", {}, 12, None),
+        ("worker7.1623.pt.trace.json", {}, 7, None),
+        ("trace.json", {}, None, None),
+    ]
     for name, extra, rank, ws in cases:
         t = tracecols.open(str(_write(tmp_path, name, dict(base, **extra))))
         row = t.table("traces").to_pylist()[0]
@@ -241,13 +304,21 @@ def test_not_a_trace_kinds(tmp_path):
 
 
 def test_events_table_has_normalised_categories(tmp_path):
-    events = [{"ph": "X", "cat": c, "name": "n", "pid": 1, "tid": 1, "ts": 1, "dur": 1}
-              for c in ("Operator", "Runtime", "Kernel", "Memcpy", "Memset", "hip_runtime", "cpu_op")]
+    events = [
+        {"ph": "X", "cat": c, "name": "n", "pid": 1, "tid": 1, "ts": 1, "dur": 1}
+        for c in ("Operator", "Runtime", "Kernel", "Memcpy", "Memset", "hip_runtime", "cpu_op")
+    ]
     t = tracecols.open(str(_write(tmp_path, "c.json", {"traceEvents": events})))
     got = t.sql("select cat, cat_raw from events order by uid").rows()
-    assert got == [("cpu_op", "Operator"), ("cuda_runtime", "Runtime"), ("kernel", "Kernel"),
-                   ("gpu_memcpy", "Memcpy"), ("gpu_memset", "Memset"), ("cuda_runtime", "hip_runtime"),
-                   ("cpu_op", "cpu_op")]
+    assert got == [
+        ("cpu_op", "Operator"),
+        ("cuda_runtime", "Runtime"),
+        ("kernel", "Kernel"),
+        ("gpu_memcpy", "Memcpy"),
+        ("gpu_memset", "Memset"),
+        ("cuda_runtime", "hip_runtime"),
+        ("cpu_op", "cpu_op"),
+    ]
     assert pa.types.is_int64(t.table("events").schema.field("ts_ns").type)
 
 
@@ -255,10 +326,13 @@ def test_args_and_extra_keys_keep_the_trace_order(tmp_path):
     """Events of rare layouts share one batch; their args and unknown keys are written back in the
     order the trace has them, the same on every run (a set's order would change with the hash seed)."""
     keys = ["zeta", "alpha", "mid", "omega", "beta", "kappa"]
-    events = [dict({"ph": "i", "name": f"e{i}", "ts": i, "pid": 1, "tid": 1,
-                    "args": {k: j for j, k in enumerate(keys[i:] + keys[:i])}},
-                   **{f"x_{k}_{i}": i for k in keys[::-1]})
-              for i in range(len(keys))]
+    events = [
+        dict(
+            {"ph": "i", "name": f"e{i}", "ts": i, "pid": 1, "tid": 1, "args": {k: j for j, k in enumerate(keys[i:] + keys[:i])}},
+            **{f"x_{k}_{i}": i for k in keys[::-1]},
+        )
+        for i in range(len(keys))
+    ]
     _, rows = _events(_write(tmp_path, "t.json", {"traceEvents": events}))
     for e, r in zip(events, rows):
         assert list(json.loads(r["args"])) == list(e["args"])

@@ -1,4 +1,5 @@
 """Every real Kineto trace ingests losslessly: each event equals a json+decimal reference."""
+
 import pytest
 from reference import kineto_files, load, not_kineto_files, short
 
@@ -28,8 +29,7 @@ def test_every_event_round_trips_exactly(path):
 def _core_columns_equal_the_reference(path, ref_events):
     """ph, cat_raw, name, pid, tid, ts_ns, dur_ns straight from the public table (not via restore)."""
     t = tracecols.open(path).table("events").sort_by("uid")
-    cols = {c: t.column(c).to_pylist() for c in ("ph", "cat_raw", "name", "pid", "tid", "pid_str", "tid_str",
-                                                   "ts_ns", "dur_ns")}
+    cols = {c: t.column(c).to_pylist() for c in ("ph", "cat_raw", "name", "pid", "tid", "pid_str", "tid_str", "ts_ns", "dur_ns")}
     for i, e in enumerate(ref_events):
         assert cols["ph"][i] == e.get("ph")
         assert cols["cat_raw"][i] == e.get("cat")

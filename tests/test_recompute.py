@@ -1,5 +1,6 @@
 """slices.is_recompute (activation checkpointing) against a plain walk up the tree, and its split
 of tracelens_ops_summary on the checkpointed ResNet trace."""
+
 import re
 
 import pytest
@@ -19,8 +20,11 @@ def trace():
 def test_is_recompute_is_being_under_a_recompute_fn_frame(trace):
     s = trace.sql("select uid, parent_uid, cat, name, is_recompute from slices")
     parent = dict(zip(s["uid"], s["parent_uid"]))
-    frame = {u for u, c, n in zip(s["uid"], s["cat"], s["name"])
-             if c == "python_function" and "torch/utils/checkpoint.py" in n and re.search("recompute_fn", n)}
+    frame = {
+        u
+        for u, c, n in zip(s["uid"], s["cat"], s["name"])
+        if c == "python_function" and "torch/utils/checkpoint.py" in n and re.search("recompute_fn", n)
+    }
     want = {}
     for u in s["uid"]:
         x, hit = u, False

@@ -4,6 +4,7 @@ and a screenshot that is not blank. Then, measured by the browser at two window 
 chart's text lies inside its SVG and every data mark inside its plot; the queue-depth axis holds
 the deepest queue counted from `kernels`; a lake labels each trace distinctly; and each line of
 `traces.warnings` is in the report with its count."""
+
 import html as html_lib
 import json
 import os
@@ -24,16 +25,25 @@ HTA = CORPUS / "HolisticTraceAnalysis/tests/data"
 SGLANG = CORPUS / "TraceLens/tests/traces/inference/sglang_decode/sglang_Qwen3-8B_decode.json.gz"
 MTIA = HTA / "mtia_inference_trace/mtia_inference_rank_0.json.gz"
 # five traces that all say rank 0; two of them are both named event_sync_trace.json.gz
-RANK0 = [HTA / "critical_path/alexnet/benchmark_result_2869224_1695835535_trace.json.gz",
-         HTA / "critical_path/cuda_event_sync/event_sync_trace.json.gz",
-         HTA / "critical_path/cuda_event_sync_multi_stream/event_sync_trace.json.gz",
-         HTA / "critical_path/end_to_end/simple_add/input/trace.json.gz",
-         HTA / "execution_trace/benchmark_simple_add_trace.json.gz"]
+RANK0 = [
+    HTA / "critical_path/alexnet/benchmark_result_2869224_1695835535_trace.json.gz",
+    HTA / "critical_path/cuda_event_sync/event_sync_trace.json.gz",
+    HTA / "critical_path/cuda_event_sync_multi_stream/event_sync_trace.json.gz",
+    HTA / "critical_path/end_to_end/simple_add/input/trace.json.gz",
+    HTA / "execution_trace/benchmark_simple_add_trace.json.gz",
+]
 WIDTHS = (1400, 800)
 CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
-SINGLE = ["chart-gpu-timeline", "chart-top-ops", "chart-top-kernels", "chart-kernel-class", "chart-stacks",
-          "chart-critical-path",
-          "chart-idle-gaps", "chart-queue-depth"]
+SINGLE = [
+    "chart-gpu-timeline",
+    "chart-top-ops",
+    "chart-top-kernels",
+    "chart-kernel-class",
+    "chart-stacks",
+    "chart-critical-path",
+    "chart-idle-gaps",
+    "chart-queue-depth",
+]
 FLEET = ["chart-rank-steps", "chart-collective-skew", "chart-stragglers"]
 
 
@@ -55,17 +65,29 @@ def run(*args):
 def browse(html, tmp_path, name, shot=True):
     """(DOM after the page's scripts ran, Chromium's log, screenshot path)."""
     exe = chromium()
-    common = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-              "--disable-background-networking", "--disable-component-update", "--disable-sync",
-              "--disable-dev-shm-usage", "--enable-logging=stderr", "--v=0",
-              f"--user-data-dir={tmp_path / ('profile-' + name)}"]
+    common = [
+        exe,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-dev-shm-usage",
+        "--enable-logging=stderr",
+        "--v=0",
+        f"--user-data-dir={tmp_path / ('profile-' + name)}",
+    ]
     url = html.resolve().as_uri()
     dom = subprocess.run(common + ["--dump-dom", url], capture_output=True, text=True, timeout=120)
     if not shot:
         return dom.stdout, dom.stderr, None
     png = tmp_path / f"{name}.png"
-    shot = subprocess.run(common + [f"--screenshot={png}", "--window-size=1400,3000", url],
-                          capture_output=True, text=True, timeout=120)
+    shot = subprocess.run(
+        common + [f"--screenshot={png}", "--window-size=1400,3000", url], capture_output=True, text=True, timeout=120
+    )
     assert png.exists(), shot.stderr[-2000:]
     return dom.stdout, dom.stderr + shot.stderr, png
 
@@ -76,11 +98,11 @@ def png_pixels(path):
     assert d[:8] == b"\x89PNG\r\n\x1a\n"
     i, idat = 8, b""
     while i < len(d):
-        n, kind = struct.unpack(">I", d[i:i + 4])[0], d[i + 4:i + 8]
+        n, kind = struct.unpack(">I", d[i : i + 4])[0], d[i + 4 : i + 8]
         if kind == b"IHDR":
-            w, h, depth, ctype = struct.unpack(">IIBB", d[i + 8:i + 18])
+            w, h, depth, ctype = struct.unpack(">IIBB", d[i + 8 : i + 18])
         elif kind == b"IDAT":
-            idat += d[i + 8:i + 8 + n]
+            idat += d[i + 8 : i + 8 + n]
         i += 12 + n
     assert depth == 8 and ctype in (2, 6)
     bpp = 3 if ctype == 2 else 4
@@ -173,7 +195,8 @@ def test_browser_check_sees_requests_and_errors(tmp_path):
     from tracecols.report import render
 
     html = render(tracecols.open(DATA_TRACE)).replace(
-        "<main>", '<main><img src="https://example.invalid/x.png"><script>undefinedFn()</script>', 1)
+        "<main>", '<main><img src="https://example.invalid/x.png"><script>undefinedFn()</script>', 1
+    )
     bad = tmp_path / "bad.html"
     bad.write_text(html)
     assert re.search(r"""src\s*=\s*["']?\s*(?:https?:)?//""", html)  # what check() refuses statically
@@ -203,11 +226,26 @@ def measure(html, tmp_path, width):
     """Every chart of the report as the browser drew it in a window `width` px wide."""
     page = tmp_path / f"{html.stem}-{width}.html"
     page.write_text(html.read_text().replace("</body>", MEASURE + "</body>", 1))
-    dom = subprocess.run([chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                          "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                          "--disable-dev-shm-usage", f"--user-data-dir={tmp_path / ('profile-m' + str(width))}",
-                          f"--window-size={width},3000", "--dump-dom", page.resolve().as_uri()],
-                         capture_output=True, text=True, timeout=120)
+    dom = subprocess.run(
+        [
+            chromium(),
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--disable-dev-shm-usage",
+            f"--user-data-dir={tmp_path / ('profile-m' + str(width))}",
+            f"--window-size={width},3000",
+            "--dump-dom",
+            page.resolve().as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     m = re.search(r'<pre id="tc-measure">([^<]*)</pre>', dom.stdout)
     assert m, dom.stderr[-2000:]
     return json.loads(html_lib.unescape(m.group(1)))
@@ -241,8 +279,10 @@ def _lake(tmp_path, name, paths):
 def _tags(text, cid, tag, cls):
     """The drawn text of every <tag class=cls> in the figure `cid` (tooltips left out)."""
     fig = re.search(rf'<figure class="chart" id="{cid}">(.*?)</figure>', text, re.S).group(1)
-    return [html_lib.unescape(re.sub(r"<title>.*?</title>|<[^>]+>", "", m))
-            for m in re.findall(rf'<{tag} class="{cls}"[^>]*>(.*?)</{tag}>', fig, re.S)]
+    return [
+        html_lib.unescape(re.sub(r"<title>.*?</title>|<[^>]+>", "", m))
+        for m in re.findall(rf'<{tag} class="{cls}"[^>]*>(.*?)</{tag}>', fig, re.S)
+    ]
 
 
 @pytest.mark.corpus
@@ -250,8 +290,11 @@ def _tags(text, cid, tag, cls):
 def test_every_label_and_mark_stays_inside_its_chart(tmp_path, case):
     """Long kernel names, tick labels and axis titles are never cut by the SVG's edge, and no
     bar, dot or line leaves its plot (the axes reach past the data), at 1400 and 800 px."""
-    source = {"h100": DATA_TRACE, "inference": SGLANG,
-              "two-rank lake": lambda: _lake(tmp_path, "two", sorted(DLRM.glob("worker[01]_*.json")))}[case]
+    source = {
+        "h100": DATA_TRACE,
+        "inference": SGLANG,
+        "two-rank lake": lambda: _lake(tmp_path, "two", sorted(DLRM.glob("worker[01]_*.json"))),
+    }[case]
     out = tmp_path / "report.html"
     run("report", source() if callable(source) else source, "-o", out)
     text = out.read_text()
@@ -285,8 +328,7 @@ def _deepest_queue(trace):
 def _axis_ticks(text, cid, anchor):
     """Tick values along one axis of a chart (`end`: the y axis, `middle`: the x axis)."""
     fig = re.search(rf'<figure class="chart" id="{cid}">(.*?)</figure>', text, re.S).group(1)
-    return [float(v.replace(",", "")) for v in
-            re.findall(rf'<text class="tick"[^>]*text-anchor="{anchor}">([^<]+)</text>', fig)]
+    return [float(v.replace(",", "")) for v in re.findall(rf'<text class="tick"[^>]*text-anchor="{anchor}">([^<]+)</text>', fig)]
 
 
 @pytest.mark.corpus
@@ -294,6 +336,7 @@ def test_queue_depth_axis_reaches_the_deepest_queue(tmp_path):
     """SGLang decode: one stream queues 544 launches, not a round number; the y axis must end
     at a tick at or above it (it used to stop at 400 and the line ran off the top)."""
     import tracecols
+
     trace = tracecols.open(str(SGLANG))
     deepest = _deepest_queue(trace)
     assert len(deepest) <= 6  # every stream is drawn (the chart shows the 6 busiest)
@@ -313,6 +356,7 @@ def test_queue_depth_axis_reaches_the_deepest_queue(tmp_path):
 
 def test_nice_ticks_cover_the_range():
     from tracecols.report.charts import log_ticks, nice_ticks
+
     rng = np.random.default_rng(7)
     cases = [(0, 434), (0, 400), (0, 544), (0, 100), (-0.0098, 3.9), (0, 1e-7), (3, 3)]
     cases += [tuple(sorted(rng.uniform(-1e4, 1e4, 2))) for _ in range(300)]
@@ -334,17 +378,28 @@ def test_lake_labels_each_trace_distinctly(tmp_path):
     out = tmp_path / "rank0.html"
     run("report", _lake(tmp_path, "rank0", RANK0), "-o", out)
     text = out.read_text()
-    rows = [html_lib.unescape(r) for r in re.findall(
-        r'<table class="sortable" id="table-gpu-timeline">.*?<tbody>(.*?)</tbody>', text, re.S)[0]
-        .split("<tr>") if r]
+    rows = [
+        html_lib.unescape(r)
+        for r in re.findall(r'<table class="sortable" id="table-gpu-timeline">.*?<tbody>(.*?)</tbody>', text, re.S)[0].split(
+            "<tr>"
+        )
+        if r
+    ]
     scopes = [re.search(r'<td class="name" title="([^"]*)"', r).group(1) for r in rows]
     assert len(scopes) == len(RANK0) and len(set(scopes)) == len(scopes), scopes
     bars = _tags(text, "chart-gpu-timeline", "text", "lab")
     assert len(set(bars)) == len(bars) == len(RANK0), bars
     # each trace's GPU is named after its file, with its folder where two files share a name
-    assert sorted(scopes) == sorted(f"{name} · GPU 0" for name in (
-        "benchmark_result_2869224_1695835535_trace", "cuda_event_sync/event_sync_trace",
-        "cuda_event_sync_multi_stream/event_sync_trace", "trace", "benchmark_simple_add_trace"))
+    assert sorted(scopes) == sorted(
+        f"{name} · GPU 0"
+        for name in (
+            "benchmark_result_2869224_1695835535_trace",
+            "cuda_event_sync/event_sync_trace",
+            "cuda_event_sync_multi_stream/event_sync_trace",
+            "trace",
+            "benchmark_simple_add_trace",
+        )
+    )
     assert "carry the same rank" in text  # the per-rank figures say they cannot tell these apart
     assert_charts_fit(measure(out, tmp_path, 800))
 
@@ -354,11 +409,34 @@ def test_warnings_are_shown_with_their_counts(tmp_path):
     """Each line of traces.warnings (read here from the table itself) is in the report, at the
     top, with its count (thousands separated): for one trace, and per trace in a lake."""
     import tracecols
+
     # one stream of 1,500 kernels, each running past the next one's start: 1,500 overlaps
-    events = [{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
-               "ts": 10 * i, "dur": 2, "args": {"correlation": i}} for i in range(1, 1502)]
-    events += [{"ph": "X", "cat": "kernel", "name": f"k{i % 3}", "pid": 0, "tid": 7, "ts": 100 + 10 * i, "dur": 15,
-                "args": {"correlation": i, "device": 0, "stream": 7}} for i in range(1, 1502)]
+    events = [
+        {
+            "ph": "X",
+            "cat": "cuda_runtime",
+            "name": "cudaLaunchKernel",
+            "pid": 1,
+            "tid": 1,
+            "ts": 10 * i,
+            "dur": 2,
+            "args": {"correlation": i},
+        }
+        for i in range(1, 1502)
+    ]
+    events += [
+        {
+            "ph": "X",
+            "cat": "kernel",
+            "name": f"k{i % 3}",
+            "pid": 0,
+            "tid": 7,
+            "ts": 100 + 10 * i,
+            "dur": 15,
+            "args": {"correlation": i, "device": 0, "stream": 7},
+        }
+        for i in range(1, 1502)
+    ]
     synthetic = tmp_path / "overlaps.json"
     synthetic.write_text(json.dumps({"traceEvents": events}))
 
@@ -392,14 +470,26 @@ def test_warnings_are_shown_with_their_counts(tmp_path):
 
 def test_kernel_names_shorten_and_labels_cut_to_width():
     from tracecols.report.labels import fit, kernel_label, text_px, trace_labels
-    assert kernel_label("void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<c10::BFloat16>, "
-                        "std::array<char*, 3ul> >(int, at::native::CUDAFunctor_add<c10::BFloat16>, "
-                        "std::array<char*, 3ul>)") == \
-        "vectorized_elementwise_kernel<4, CUDAFunctor_add<BFloat16>, array<char*, 3ul> >"
-    assert kernel_label("void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<c10::BFloat16, float>"
-                        "(int, float, c10::BFloat16 const*)") == "vectorized_layer_norm_kernel<BFloat16, float>"
-    assert kernel_label("ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclDevComm*, unsigned long, ncclWork*)") == \
-        "ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t"
+
+    assert (
+        kernel_label(
+            "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<c10::BFloat16>, "
+            "std::array<char*, 3ul> >(int, at::native::CUDAFunctor_add<c10::BFloat16>, "
+            "std::array<char*, 3ul>)"
+        )
+        == "vectorized_elementwise_kernel<4, CUDAFunctor_add<BFloat16>, array<char*, 3ul> >"
+    )
+    assert (
+        kernel_label(
+            "void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<c10::BFloat16, float>"
+            "(int, float, c10::BFloat16 const*)"
+        )
+        == "vectorized_layer_norm_kernel<BFloat16, float>"
+    )
+    assert (
+        kernel_label("ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclDevComm*, unsigned long, ncclWork*)")
+        == "ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t"
+    )
     assert kernel_label("Memcpy DtoH (Device -> Pinned)") == "Memcpy DtoH (Device -> Pinned)"  # not an argument list
     name = "autograd::engine::evaluate_function: torch::autograd::CppNode<SplitLookupFunction_sgd_Op>"
     for where in ("middle", "end"):

@@ -1,4 +1,5 @@
 """Secret-looking metadata values never leave tracecols unless --keep-secrets / keep_secrets=True."""
+
 import contextlib
 import io
 import json
@@ -12,18 +13,37 @@ import pytest
 import tracecols
 from tracecols.model.secrets import REDACTED, count_redacted, is_secret_key, redact
 
-PLANTED = {"HF_TOKEN": "hf_abc123plant", "nested": {"db_password": "pwplant42", "ok": "visible-value"},
-           "AWS_SECRET_ACCESS_KEY": "awsplant77", "env": [{"GITHUB_AUTH": "ghplant9"}]}
+PLANTED = {
+    "HF_TOKEN": "hf_abc123plant",
+    "nested": {"db_password": "pwplant42", "ok": "visible-value"},
+    "AWS_SECRET_ACCESS_KEY": "awsplant77",
+    "env": [{"GITHUB_AUTH": "ghplant9"}],
+}
 SECRETS = ("hf_abc123plant", "pwplant42", "awsplant77", "ghplant9", "ncclplant5")
 
 
 def _trace(tmp_path):
-    events = [{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 1, "dur": 5},
-              {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 2, "dur": 1,
-               "args": {"device": 0, "stream": 7, "correlation": 1}}]
-    doc = dict(PLANTED, schemaVersion=1, record_shapes=1, cupti_version=12,
-               distributedInfo={"rank": 0, "world_size": 2, "backend": "nccl", "store_auth": "ncclplant5"},
-               traceEvents=events)
+    events = [
+        {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 1, "dur": 5},
+        {
+            "ph": "X",
+            "cat": "kernel",
+            "name": "k",
+            "pid": 0,
+            "tid": 7,
+            "ts": 2,
+            "dur": 1,
+            "args": {"device": 0, "stream": 7, "correlation": 1},
+        },
+    ]
+    doc = dict(
+        PLANTED,
+        schemaVersion=1,
+        record_shapes=1,
+        cupti_version=12,
+        distributedInfo={"rank": 0, "world_size": 2, "backend": "nccl", "store_auth": "ncclplant5"},
+        traceEvents=events,
+    )
     p = tmp_path / "rank0.json"
     p.write_text(json.dumps(doc))
     return p
@@ -32,6 +52,7 @@ def _trace(tmp_path):
 def run(*args):
     """The CLI in this process (the subprocess path is covered by test_cli.py): returncode, stdout, stderr."""
     from tracecols.cli import main
+
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         rc = main([str(a) for a in args])
@@ -63,11 +84,34 @@ def _check(text, keep):
 
 
 def test_key_rule():
-    for k in ("HF_TOKEN", "db_password", "AWS_SECRET_ACCESS_KEY", "OPENAI_API_KEY", "apikey", "ssh_private_key",
-              "credentials", "GITHUB_AUTH", "key", "encryption-key", "Passwd"):
+    for k in (
+        "HF_TOKEN",
+        "db_password",
+        "AWS_SECRET_ACCESS_KEY",
+        "OPENAI_API_KEY",
+        "apikey",
+        "ssh_private_key",
+        "credentials",
+        "GITHUB_AUTH",
+        "key",
+        "encryption-key",
+        "Passwd",
+    ):
         assert is_secret_key(k), k
-    for k in ("record_shapes", "cupti_version", "with_stack", "rank", "keyboard", "monkey", "schemaVersion",
-              "traceEvents", "distributedInfo", "deviceProperties", "baseTimeNanoseconds", "PWD"):
+    for k in (
+        "record_shapes",
+        "cupti_version",
+        "with_stack",
+        "rank",
+        "keyboard",
+        "monkey",
+        "schemaVersion",
+        "traceEvents",
+        "distributedInfo",
+        "deviceProperties",
+        "baseTimeNanoseconds",
+        "PWD",
+    ):
         assert not is_secret_key(k), k
     got = redact(PLANTED)
     assert got["HF_TOKEN"] == REDACTED and got["nested"] == {"db_password": REDACTED, "ok": "visible-value"}
@@ -109,8 +153,7 @@ def test_every_cli_output(tmp_path, keep):
             continue
         _check(r.stdout.decode(), keep)
         o = tmp_path / f"o.{fmt}"
-        assert run("sql", p, "select metadata, distributed_info from traces", "--format", fmt, "-o", o,
-                   *flag).returncode == 0
+        assert run("sql", p, "select metadata, distributed_info from traces", "--format", fmt, "-o", o, *flag).returncode == 0
         _check(_all_text(o), keep)
     o = tmp_path / "o.parquet"
     assert run("sql", p, "select * from traces", "--format", "parquet", "-o", o, *flag).returncode == 0
@@ -149,23 +192,29 @@ CAUGHT = [
     ("url github_pat_11ABCDEFG0aBcDeFgHiJkLmNoPqRsTuVwXyZ012345/x", "url <redacted>/x"),
     ("id AKIAZ7QW3ERT5YUI8OPA, ASIAZ7QW3ERT5YUI8OPB", "id <redacted>, <redacted>"),
     ("aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCY", "aws_secret_access_key = <redacted>"),
-    ("https://x.googleapis.com/v1?alt=json&k=AIzaSyD4-x9Qw2Er5Ty8Ui1Op3As6Df0Gh7Jk2L",
-     "https://x.googleapis.com/v1?alt=json&k=<redacted>"),
+    (
+        "https://x.googleapis.com/v1?alt=json&k=AIzaSyD4-x9Qw2Er5Ty8Ui1Op3As6Df0Gh7Jk2L",
+        "https://x.googleapis.com/v1?alt=json&k=<redacted>",
+    ),
     ("slack xoxb-1234567890-0987654321-AbCdEf", "slack <redacted>"),
     ("key sk-proj-4fT9kQ2mX7vB1nZ8cR5wL3yH6jD0gS", "key <redacted>"),
     ("sk-ant-api03-Zq8Xw2Ev4Rt6Yu8Io0Pa1Sd3Fg5Hj7Kl9", "<redacted>"),
     ("charge with sk_live_51HqLyjWDarjtT1zdp7dc", "charge with <redacted>"),
     ("Authorization: Bearer abcdef0123456789.xyz", "Authorization: Bearer <redacted>"),
     ("Authorization: Basic dXNlcjpwYXNzd29yZA==", "Authorization: Basic <redacted>"),
-    ("-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIBodyplant\n-----END EC PRIVATE KEY-----",
-     "-----BEGIN EC PRIVATE KEY-----<redacted>-----END EC PRIVATE KEY-----"),
+    (
+        "-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIBodyplant\n-----END EC PRIVATE KEY-----",
+        "-----BEGIN EC PRIVATE KEY-----<redacted>-----END EC PRIVATE KEY-----",
+    ),
     ("-----BEGIN PRIVATE KEY-----\nMIIEvQcut off", "-----BEGIN PRIVATE KEY-----<redacted>"),
     ("t=eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N", "t=<redacted>"),
     ("postgres://me:pa55word@db:5432/x", "postgres://me:<redacted>@db:5432/x"),
     ("HF_TOKEN=abc123 python run.py", "HF_TOKEN=<redacted> python run.py"),
     ("GITHUB_PAT=plainvalue", "GITHUB_PAT=<redacted>"),
-    ("--password=hunter2 --api-key 'a b c' --auth-token \"x y\"",
-     "--password=<redacted> --api-key '<redacted>' --auth-token \"<redacted>\""),
+    (
+        "--password=hunter2 --api-key 'a b c' --auth-token \"x y\"",
+        "--password=<redacted> --api-key '<redacted>' --auth-token \"<redacted>\"",
+    ),
     ("{'client_secret': 'abc', 'n': 1}", "{'client_secret': '<redacted>', 'n': 1}"),
     ("db_password: letmein", "db_password: <redacted>"),
     ("x=password=abc", "x=password=<redacted>"),
@@ -189,6 +238,7 @@ KEPT = [
 @pytest.mark.parametrize("text,want", CAUGHT)
 def test_each_kind_is_caught(text, want):
     from tracecols.model.secrets import redact_string
+
     assert redact_string(text) == want
     assert redact_string(want) == want  # redacting again changes nothing
 
@@ -196,6 +246,7 @@ def test_each_kind_is_caught(text, want):
 @pytest.mark.parametrize("text", KEPT)
 def test_near_misses_are_kept(text):
     from tracecols.model.secrets import redact_string
+
     assert redact_string(text) is text
 
 
@@ -206,38 +257,87 @@ def test_prefilter_finds_every_secret_in_pyarrow_and_duckdb():
     import pyarrow.compute as pc
 
     from tracecols.model.secrets import PREFILTER
-    texts = [t for t, _ in CAUGHT] + ['{"GITHUB_PAT": 1}', '{"encryption-key": "x"}', '{"Cookie": "x"}',
-                                      '{"creds": {"a": 1}}'] + [f"{k}=v" for k in SECRET_KEYS]
+
+    texts = (
+        [t for t, _ in CAUGHT]
+        + ['{"GITHUB_PAT": 1}', '{"encryption-key": "x"}', '{"Cookie": "x"}', '{"creds": {"a": 1}}']
+        + [f"{k}=v" for k in SECRET_KEYS]
+    )
     assert pc.all(pc.match_substring_regex(pa.array(texts), PREFILTER)).as_py()
     con = duckdb.connect()
     assert all(con.execute("select regexp_matches(?, ?)", [t, PREFILTER]).fetchone()[0] for t in texts)
 
 
-SECRET_KEYS = ("GITHUB_PAT", "gh-pat", "creds", "Authorization", "accessToken", "botTokenValue", "--hf-token",
-               "x-auth-token", "refresh_token", "token", "SESSION_KEY", "api.key")
+SECRET_KEYS = (
+    "GITHUB_PAT",
+    "gh-pat",
+    "creds",
+    "Authorization",
+    "accessToken",
+    "botTokenValue",
+    "--hf-token",
+    "x-auth-token",
+    "refresh_token",
+    "token",
+    "SESSION_KEY",
+    "api.key",
+)
 
 
 def test_new_key_rule():
     for k in SECRET_KEYS:
         assert is_secret_key(k), k
-    for k in ("num_tokens", "max-num-batched-tokens", "tokenizer", "TOKENIZERS_PARALLELISM", "tiktoken", "author",
-              "certificate_authority", "ssl-keyfile", "path", "compat", "keyframes", "Python id", "myTokenIndex"):
+    for k in (
+        "num_tokens",
+        "max-num-batched-tokens",
+        "tokenizer",
+        "TOKENIZERS_PARALLELISM",
+        "tiktoken",
+        "author",
+        "certificate_authority",
+        "ssl-keyfile",
+        "path",
+        "compat",
+        "keyframes",
+        "Python id",
+        "myTokenIndex",
+    ):
         assert not is_secret_key(k), k
 
 
 def test_values_that_carry_nothing():
-    got = redact({"HF_TOKEN": None, "use_auth": True, "password": "", "token_count": 5, "max_token": 4096,
-                  "password2": 1234, "token_ids": [1, 2], "api_key": {"a": "b"}, "tokens": "abc"})
-    assert got == {"HF_TOKEN": None, "use_auth": True, "password": "", "token_count": 5, "max_token": 4096,
-                   "password2": REDACTED, "token_ids": REDACTED, "api_key": REDACTED, "tokens": "abc"}
+    got = redact(
+        {
+            "HF_TOKEN": None,
+            "use_auth": True,
+            "password": "",
+            "token_count": 5,
+            "max_token": 4096,
+            "password2": 1234,
+            "token_ids": [1, 2],
+            "api_key": {"a": "b"},
+            "tokens": "abc",
+        }
+    )
+    assert got == {
+        "HF_TOKEN": None,
+        "use_auth": True,
+        "password": "",
+        "token_count": 5,
+        "max_token": 4096,
+        "password2": REDACTED,
+        "token_ids": REDACTED,
+        "api_key": REDACTED,
+        "tokens": "abc",
+    }
     assert count_redacted({"env": ["A=1", "SECRET_KEY=x"], "password": 1, "n": 2}) == 2
 
 
 def test_json_text_keeps_every_other_byte():
     from tracecols.model.secrets import redact_string
+
     text = '{"n": 1.50, "s": "--api-key zz9 --x 1",  "creds": {"u": "a", "p": [1, {"q": 2}]}, "e": 1E+400}'
-    assert redact_string(text) == ('{"n": 1.50, "s": "--api-key <redacted> --x 1",  "creds": "<redacted>", '
-                                   '"e": 1E+400}')
+    assert redact_string(text) == ('{"n": 1.50, "s": "--api-key <redacted> --x 1",  "creds": "<redacted>", "e": 1E+400}')
     assert redact_string('{"a": 1}') == '{"a": 1}'
     assert redact_string('{"password": "é\\n"}') == '{"password": "<redacted>"}'
 
@@ -246,8 +346,11 @@ def test_json_text_in_pieces_equals_whole():
     """The streaming redactor (augment) fed in pieces cut between tokens gives the whole text's result,
     a secret key's object spanning pieces included."""
     from tracecols.model.secrets import JsonTextRedactor, redact_string
-    text = ('{"a": [1, 2], "auth": {"x": [{"y": "v"}, 3], "z": {}}, "b": "HF_TOKEN=abc", '
-            '"c": {"d": "sk-ant-api03-Zq8Xw2Ev4Rt6Yu8Io0Pa1Sd3Fg5Hj7Kl9"}}')
+
+    text = (
+        '{"a": [1, 2], "auth": {"x": [{"y": "v"}, 3], "z": {}}, "b": "HF_TOKEN=abc", '
+        '"c": {"d": "sk-ant-api03-Zq8Xw2Ev4Rt6Yu8Io0Pa1Sd3Fg5Hj7Kl9"}}'
+    )
     cuts = [i + 1 for i, ch in enumerate(text) if ch in "{}[]"]
     for step in (1, 2, 3):
         r = JsonTextRedactor()
@@ -260,20 +363,21 @@ def test_json_text_in_pieces_equals_whole():
 def _reference_column(values):
     """Deliberately simple: every value through redact_string, one by one."""
     from tracecols.model.secrets import redact_string
-    return [None if v is None else [redact_string(x) for x in v] if isinstance(v, list) else redact_string(v)
-            for v in values]
+
+    return [None if v is None else [redact_string(x) for x in v] if isinstance(v, list) else redact_string(v) for v in values]
 
 
 def test_redact_column_equals_the_value_by_value_reference():
     import pyarrow as pa
 
     from tracecols.model.secrets import redact_column, redact_table
+
     texts = ([t for t, _ in CAUGHT] + KEPT + [None, "", "aten::mm", '{"password": 1}']) * 3
     chunked = pa.chunked_array([pa.array(texts[:17]), pa.array(texts[17:40]), pa.array(texts[40:])])
     assert redact_column(chunked).to_pylist() == _reference_column(texts)
     assert redact_column(pa.array(texts, pa.large_string())).to_pylist() == _reference_column(texts)
     assert redact_column(pa.array(texts).dictionary_encode()).to_pylist() == _reference_column(texts)
-    lists = [texts[i:i + 3] for i in range(0, len(texts), 3)] + [None, []]
+    lists = [texts[i : i + 3] for i in range(0, len(texts), 3)] + [None, []]
     assert redact_column(pa.array(lists)).to_pylist() == _reference_column(lists)
     plain = pa.array(KEPT * 2)
     assert redact_column(plain) is plain  # nothing to redact: the very same array
@@ -284,9 +388,15 @@ def test_redact_column_equals_the_value_by_value_reference():
 def test_augment_redacts_across_chunks(tmp_path, monkeypatch):
     """A secret object bigger than a chunk of the augment rewriter is still dropped whole."""
     from tracecols.store import augment as aug
-    doc = {"filler": ["x" * 50] * 40, "credentials": {"rows": [{"k": "v" * 30, "n": i} for i in range(60)]},
-           "cmd": "--hf-token abc", "traceEvents": [{"ph": "X", "name": "a", "ts": 1, "dur": 1, "pid": 1, "tid": 1,
-                                                     "args": {"note": "AKIAZ7QW3ERT5YUI8OPA", "n": 1}}]}
+
+    doc = {
+        "filler": ["x" * 50] * 40,
+        "credentials": {"rows": [{"k": "v" * 30, "n": i} for i in range(60)]},
+        "cmd": "--hf-token abc",
+        "traceEvents": [
+            {"ph": "X", "name": "a", "ts": 1, "dur": 1, "pid": 1, "tid": 1, "args": {"note": "AKIAZ7QW3ERT5YUI8OPA", "n": 1}}
+        ],
+    }
     p = tmp_path / "t.json"
     p.write_text(json.dumps(doc))
     monkeypatch.setattr(aug, "CHUNK", 97)

@@ -1,5 +1,6 @@
 """One secret of each kind, planted in a trace's metadata, event names, args and extra keys and in
 an Execution Trace, never reaches any output unless --keep-secrets; with it, every byte stays."""
+
 import gzip
 import json
 
@@ -21,8 +22,7 @@ ANTHROPIC = "sk-ant-api03-Zq8Xw2Ev4Rt6Yu8Io0Pa1Sd3Fg5Hj7Kl9"
 STRIPE = "sk_live_51HqLyjWDarjtT1zdp7dc"
 BEARER = "bearertokenplant9f8e7d6c5b4a"
 PEM_BODY = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjplant"
-JWT = ("eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJwbGFudCIsIm5hbWUiOiJ0cmFjZSJ9"
-       ".c2lnbmF0dXJlcGxhbnQxMjM0NTY3")
+JWT = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJwbGFudCIsIm5hbWUiOiJ0cmFjZSJ9.c2lnbmF0dXJlcGxhbnQxMjM0NTY3"
 URL_PASSWORD = "urlpassplant77"
 FLAG_PASSWORD = "hunter2plant"
 HF_TOKEN_VALUE = "hfkeyplant1"  # under the HF_TOKEN key: no format, the key gives it away
@@ -34,54 +34,158 @@ DEVICE_KEY = "devplant6"  # deviceProperties
 ARG_SECRET = "argsecretplant8"  # an event arg under a secret key
 ET_FLAG = "etapikeyplant10"  # an Execution Trace op's string input
 ET_META = "wandbplant11"  # an Execution Trace's top-level key
-SECRETS = (HF, GITHUB, GITHUB_PAT, AWS_ID, AWS_SECRET, GOOGLE, SLACK, OPENAI, ANTHROPIC, STRIPE, BEARER, PEM_BODY,
-           JWT, URL_PASSWORD, FLAG_PASSWORD, HF_TOKEN_VALUE, PAT_VALUE, ENV_TOKEN, NESTED, STORE_AUTH, DEVICE_KEY,
-           ARG_SECRET)
+SECRETS = (
+    HF,
+    GITHUB,
+    GITHUB_PAT,
+    AWS_ID,
+    AWS_SECRET,
+    GOOGLE,
+    SLACK,
+    OPENAI,
+    ANTHROPIC,
+    STRIPE,
+    BEARER,
+    PEM_BODY,
+    JWT,
+    URL_PASSWORD,
+    FLAG_PASSWORD,
+    HF_TOKEN_VALUE,
+    PAT_VALUE,
+    ENV_TOKEN,
+    NESTED,
+    STORE_AUTH,
+    DEVICE_KEY,
+    ARG_SECRET,
+)
 ET_SECRETS = (ET_FLAG, ET_META)
 
 # near misses, kept as they are
 CMDLINE_KEPT = "--max-num-batched-tokens 8192 --tokenizer meta-llama/Llama-3.1-8B"
-KEPT = (CMDLINE_KEPT, "TOKENIZERS_PARALLELISM=false", "hf_load_pretrained_model_from_checkpoint_files",
-        "task-implementation-of-the-feature-x", "trainer")
+KEPT = (
+    CMDLINE_KEPT,
+    "TOKENIZERS_PARALLELISM=false",
+    "hf_load_pretrained_model_from_checkpoint_files",
+    "task-implementation-of-the-feature-x",
+    "trainer",
+)
 
 METADATA = {
     "schemaVersion": 1,
     "HF_TOKEN": HF_TOKEN_VALUE,
     "GITHUB_PAT": PAT_VALUE,
     "cmdline": f"vllm serve meta-llama/Llama-3.1-8B {CMDLINE_KEPT} --hf-token {HF} --password={FLAG_PASSWORD}",
-    "env": ["TOKENIZERS_PARALLELISM=false", f"HUGGING_FACE_HUB_TOKEN={ENV_TOKEN}", f"AWS_ACCESS_KEY_ID={AWS_ID}",
-            f"AWS_SECRET_ACCESS_KEY={AWS_SECRET}", f"GH_CLI={GITHUB_PAT}"],
+    "env": [
+        "TOKENIZERS_PARALLELISM=false",
+        f"HUGGING_FACE_HUB_TOKEN={ENV_TOKEN}",
+        f"AWS_ACCESS_KEY_ID={AWS_ID}",
+        f"AWS_SECRET_ACCESS_KEY={AWS_SECRET}",
+        f"GH_CLI={GITHUB_PAT}",
+    ],
     "db_url": f"postgresql://trainer:{URL_PASSWORD}@db.internal:5432/runs",
     "deploy": f"-----BEGIN RSA PRIVATE KEY-----\n{PEM_BODY}\n-----END RSA PRIVATE KEY-----\n",
     "creds": {"user": "trainer", "pw": NESTED},
     "distributedInfo": {"backend": "nccl", "rank": 0, "world_size": 1, "store_auth": STORE_AUTH},
-    "deviceProperties": [{"id": 0, "name": "NVIDIA H100 80GB HBM3", "totalGlobalMem": 85520809984,
-                          "computeMajor": 9, "computeMinor": 0, "numSms": 132, "access_key": DEVICE_KEY}],
+    "deviceProperties": [
+        {
+            "id": 0,
+            "name": "NVIDIA H100 80GB HBM3",
+            "totalGlobalMem": 85520809984,
+            "computeMajor": 9,
+            "computeMinor": 0,
+            "numSms": 132,
+            "access_key": DEVICE_KEY,
+        }
+    ],
 }
 
 
 def _events():
-    step = {"ph": "X", "cat": "user_annotation", "name": f"fetch Authorization: Bearer {BEARER}",
-            "pid": 1, "tid": 1, "ts": 1, "dur": 98, "args": {"payload": f"OPENAI_KEY {OPENAI}"}}
-    py = {"ph": "X", "cat": "python_function", "name": "hf_load_pretrained_model_from_checkpoint_files",
-          "pid": 1, "tid": 1, "ts": 2, "dur": 90, "args": {"Python id": 1, "note": f"client {ANTHROPIC}"}}
-    mm = {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 3, "dur": 40,
-          "args": {"External id": 1, "Record function id": 10, "Input Dims": [[2, 2], [2, 2]],
-                   "Input type": ["float", "float"], "Concrete Inputs": ["", GITHUB],
-                   "client_secret": ARG_SECRET, "token": 12, "num_tokens": 128}}
-    launch = {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 5, "dur": 5,
-              "args": {"External id": 1, "correlation": 7, "cbid": 211,
-                       "endpoint": f"https://x.googleapis.com/v1?key={GOOGLE}"}}
-    kernel = {"ph": "X", "cat": "kernel", "name": "void gemm_kernel<float>(float const*, float*)", "pid": 0,
-              "tid": 7, "ts": 10, "dur": 20, "trace_note": JWT,
-              "args": {"device": 0, "stream": 7, "correlation": 7, "External id": 1, "grid": [1, 1, 1],
-                       "block": [128, 1, 1]}}
-    comm = {"ph": "X", "cat": "cpu_op", "name": "c10d::allreduce_", "pid": 1, "tid": 1, "ts": 50, "dur": 5,
-            "billing": STRIPE,
-            "args": {"External id": 2, "Record function id": 11, "Process Group Name": "0",
-                     "Process Group Description": f"pg {SLACK}"}}
-    near = {"ph": "X", "cat": "user_annotation", "name": "task-implementation-of-the-feature-x", "pid": 1,
-            "tid": 1, "ts": 60, "dur": 10}
+    step = {
+        "ph": "X",
+        "cat": "user_annotation",
+        "name": f"fetch Authorization: Bearer {BEARER}",
+        "pid": 1,
+        "tid": 1,
+        "ts": 1,
+        "dur": 98,
+        "args": {"payload": f"OPENAI_KEY {OPENAI}"},
+    }
+    py = {
+        "ph": "X",
+        "cat": "python_function",
+        "name": "hf_load_pretrained_model_from_checkpoint_files",
+        "pid": 1,
+        "tid": 1,
+        "ts": 2,
+        "dur": 90,
+        "args": {"Python id": 1, "note": f"client {ANTHROPIC}"},
+    }
+    mm = {
+        "ph": "X",
+        "cat": "cpu_op",
+        "name": "aten::mm",
+        "pid": 1,
+        "tid": 1,
+        "ts": 3,
+        "dur": 40,
+        "args": {
+            "External id": 1,
+            "Record function id": 10,
+            "Input Dims": [[2, 2], [2, 2]],
+            "Input type": ["float", "float"],
+            "Concrete Inputs": ["", GITHUB],
+            "client_secret": ARG_SECRET,
+            "token": 12,
+            "num_tokens": 128,
+        },
+    }
+    launch = {
+        "ph": "X",
+        "cat": "cuda_runtime",
+        "name": "cudaLaunchKernel",
+        "pid": 1,
+        "tid": 1,
+        "ts": 5,
+        "dur": 5,
+        "args": {"External id": 1, "correlation": 7, "cbid": 211, "endpoint": f"https://x.googleapis.com/v1?key={GOOGLE}"},
+    }
+    kernel = {
+        "ph": "X",
+        "cat": "kernel",
+        "name": "void gemm_kernel<float>(float const*, float*)",
+        "pid": 0,
+        "tid": 7,
+        "ts": 10,
+        "dur": 20,
+        "trace_note": JWT,
+        "args": {"device": 0, "stream": 7, "correlation": 7, "External id": 1, "grid": [1, 1, 1], "block": [128, 1, 1]},
+    }
+    comm = {
+        "ph": "X",
+        "cat": "cpu_op",
+        "name": "c10d::allreduce_",
+        "pid": 1,
+        "tid": 1,
+        "ts": 50,
+        "dur": 5,
+        "billing": STRIPE,
+        "args": {
+            "External id": 2,
+            "Record function id": 11,
+            "Process Group Name": "0",
+            "Process Group Description": f"pg {SLACK}",
+        },
+    }
+    near = {
+        "ph": "X",
+        "cat": "user_annotation",
+        "name": "task-implementation-of-the-feature-x",
+        "pid": 1,
+        "tid": 1,
+        "ts": 60,
+        "dur": 10,
+    }
     return [step, py, mm, launch, kernel, comm, near]
 
 
@@ -92,16 +196,49 @@ def _trace(path):
 
 def _execution_trace(path):
     """A schema 1.0.1 ET of the same process: aten::mm (rf_id 10, as the Kineto op) with a string input."""
-    nodes = [{"name": "[pytorch|profiler|execution_trace|thread]", "id": 2, "rf_id": 0, "parent": 1,
-              "fw_parent": 0, "seq_id": -1, "scope": 7, "tid": 1, "fw_tid": 0, "op_schema": "",
-              "inputs": [], "input_shapes": [], "input_types": [], "outputs": [], "output_shapes": [],
-              "output_types": []},
-             {"name": "aten::mm", "id": 3, "rf_id": 10, "parent": 2, "fw_parent": 0, "seq_id": -1, "scope": 0,
-              "tid": 1, "fw_tid": 0, "op_schema": "aten::mm(Tensor self, Tensor mat2) -> Tensor",
-              "inputs": [[1, 2, 0, 4, 4, "cpu"], f"--api-key {ET_FLAG}"], "input_shapes": [[2, 2], []],
-              "input_types": ["Tensor(float)", "String"], "outputs": [], "output_shapes": [], "output_types": []}]
-    path.write_text(json.dumps({"schema": "1.0.1", "pid": 1, "time": "2026-01-01 00:00:00", "start_ts": 0,
-                                "WANDB_API_KEY": ET_META, "nodes": nodes}))
+    nodes = [
+        {
+            "name": "[pytorch|profiler|execution_trace|thread]",
+            "id": 2,
+            "rf_id": 0,
+            "parent": 1,
+            "fw_parent": 0,
+            "seq_id": -1,
+            "scope": 7,
+            "tid": 1,
+            "fw_tid": 0,
+            "op_schema": "",
+            "inputs": [],
+            "input_shapes": [],
+            "input_types": [],
+            "outputs": [],
+            "output_shapes": [],
+            "output_types": [],
+        },
+        {
+            "name": "aten::mm",
+            "id": 3,
+            "rf_id": 10,
+            "parent": 2,
+            "fw_parent": 0,
+            "seq_id": -1,
+            "scope": 0,
+            "tid": 1,
+            "fw_tid": 0,
+            "op_schema": "aten::mm(Tensor self, Tensor mat2) -> Tensor",
+            "inputs": [[1, 2, 0, 4, 4, "cpu"], f"--api-key {ET_FLAG}"],
+            "input_shapes": [[2, 2], []],
+            "input_types": ["Tensor(float)", "String"],
+            "outputs": [],
+            "output_shapes": [],
+            "output_types": [],
+        },
+    ]
+    path.write_text(
+        json.dumps(
+            {"schema": "1.0.1", "pid": 1, "time": "2026-01-01 00:00:00", "start_ts": 0, "WANDB_API_KEY": ET_META, "nodes": nodes}
+        )
+    )
     return path
 
 
@@ -121,8 +258,17 @@ def _outputs(tmp_path, keep):
     for table in ("events", "traces", "devices", "slices", "kernels"):
         cli(f"sql {table}", "sql", p, f"select * from {table}", "--format", "json")
     cli("sql table", "sql", p, "select name, args, extra from events", "--max-rows", "20")
-    cli("sql -o parquet", "sql", p, "select * from events", "--format", "parquet", "-o", tmp_path / "q.parquet",
-        files=[tmp_path / "q.parquet"])
+    cli(
+        "sql -o parquet",
+        "sql",
+        p,
+        "select * from events",
+        "--format",
+        "parquet",
+        "-o",
+        tmp_path / "q.parquet",
+        files=[tmp_path / "q.parquet"],
+    )
     cli("tree", "tree", p, "--name", "aten::mm", "--parents", "--fields", "Concrete Inputs,client_secret")
     cli("analyze -o", "analyze", p, "-o", tmp_path / "an", files=[tmp_path / "an"])
     cli("analyze", "analyze", p)
@@ -181,9 +327,14 @@ def test_near_misses_and_keys_stay(redacted):
             assert s in redacted[what], (what, s)
     # the key or flag stays beside the redaction, so a reader sees one was there
     text = redacted["sql traces"]
-    for s in ("--hf-token <redacted>", "--password=<redacted>", "HUGGING_FACE_HUB_TOKEN=<redacted>",
-              "AWS_SECRET_ACCESS_KEY=<redacted>", "postgresql://trainer:<redacted>@db.internal",
-              "-----BEGIN RSA PRIVATE KEY-----<redacted>-----END RSA PRIVATE KEY-----"):
+    for s in (
+        "--hf-token <redacted>",
+        "--password=<redacted>",
+        "HUGGING_FACE_HUB_TOKEN=<redacted>",
+        "AWS_SECRET_ACCESS_KEY=<redacted>",
+        "postgresql://trainer:<redacted>@db.internal",
+        "-----BEGIN RSA PRIVATE KEY-----<redacted>-----END RSA PRIVATE KEY-----",
+    ):
         assert s in text or s in json.loads(text)["metadata"], s
 
 

@@ -1,5 +1,6 @@
 """Traces on the command line: `-` for standard input (gzip or not), quoted globs, several
 paths, and a clear line from commands that take one trace."""
+
 import contextlib
 import gzip
 import io
@@ -24,8 +25,7 @@ def cli(*args):
 
 
 def _run(args, stdin):
-    return subprocess.run([sys.executable, "-m", "tracecols", *map(str, args)], input=stdin,
-                          capture_output=True, timeout=300)
+    return subprocess.run([sys.executable, "-m", "tracecols", *map(str, args)], input=stdin, capture_output=True, timeout=300)
 
 
 def test_standard_input_gzip_or_not():
@@ -46,8 +46,7 @@ def test_standard_input_that_is_no_trace_is_one_line():
 def test_a_quoted_glob_is_every_file_it_matches_in_order():
     files = sorted(str(p) for p in PAIR.glob("*/*.json.gz"))
     assert len(files) == 2
-    rc, out, err = cli("sql", str(PAIR / "*" / "*.json.gz"), "select trace_id, path from traces order by 1",
-                       "--format", "json")
+    rc, out, err = cli("sql", str(PAIR / "*" / "*.json.gz"), "select trace_id, path from traces order by 1", "--format", "json")
     assert rc == 0, err
     assert [json.loads(line)["path"] for line in out.splitlines()] == files
     rc, out, err = cli("analyze", *files, "--format", "json")

@@ -4,6 +4,7 @@ The reference is the ordinary one-pass reader, itself checked event by event aga
 json+Decimal on the whole corpus (test_reader_corpus.py). Files are cut even when small
 (MIN_BYTES is lowered), into 2 and 3 parts.
 """
+
 import gzip
 import json
 import shutil
@@ -58,8 +59,9 @@ def _assert_same(whole, cut):
     text = ("args", "extra")
     assert ct.drop_columns(list(text)).equals(wt.drop_columns(list(text)))
     for c in text:
-        assert [None if v is None else json.loads(v) for v in ct.column(c).to_pylist()] == \
-               [None if v is None else json.loads(v) for v in wt.column(c).to_pylist()], c
+        assert [None if v is None else json.loads(v) for v in ct.column(c).to_pylist()] == [
+            None if v is None else json.loads(v) for v in wt.column(c).to_pylist()
+        ], c
     assert len(ci) == len(wi)
     for c, w in zip(ci, wi):
         for key in ("trace_id", "n_events", "metadata", "sha256", "size", "rank", "rank_source", "form", "gzip"):
@@ -68,15 +70,16 @@ def _assert_same(whole, cut):
 
 # A spread of the corpus: old and new torch, AMD, MTIA, NCCL metadata, ns timestamps,
 # metadata-heavy heads (the bundled trace), uncompressed files.
-_PICK = ("HolisticTraceAnalysis/tests/data/amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz",
-         "HolisticTraceAnalysis/tests/data/mtia_inference_trace/mtia_inference_rank_0.json.gz",
-         "HolisticTraceAnalysis/tests/data/nccl_parser_config/nccl_data.json.gz",
-         "HolisticTraceAnalysis/tests/data/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz",
-         "HolisticTraceAnalysis/tests/data/call_stack/backward_thread.json",
-         "kineto/tb_plugin/test/gpu_metrics_input.json",
-         "param/et_replay/tests/inputs/dlrm_kineto.tar.gz.extracted/dlrm_kineto/"
-         "worker0_step_12.1694128201545.pt.trace.json",
-         "generated/cpu_train_step.pt.trace.json")
+_PICK = (
+    "HolisticTraceAnalysis/tests/data/amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz",
+    "HolisticTraceAnalysis/tests/data/mtia_inference_trace/mtia_inference_rank_0.json.gz",
+    "HolisticTraceAnalysis/tests/data/nccl_parser_config/nccl_data.json.gz",
+    "HolisticTraceAnalysis/tests/data/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz",
+    "HolisticTraceAnalysis/tests/data/call_stack/backward_thread.json",
+    "kineto/tb_plugin/test/gpu_metrics_input.json",
+    "param/et_replay/tests/inputs/dlrm_kineto.tar.gz.extracted/dlrm_kineto/worker0_step_12.1694128201545.pt.trace.json",
+    "generated/cpu_train_step.pt.trace.json",
+)
 
 
 def _picked():
@@ -96,14 +99,33 @@ def test_corpus_trace_cut_in_parts_reads_the_same(path, tmp_path, cut_small_file
 
 
 def _events(n, **extra):
-    return [dict({"ph": "X", "cat": "cpu_op", "name": f"op{i}", "pid": 1, "tid": 1, "ts": 10 * i, "dur": 5,
-                  "args": {"External id": i}}, **extra) for i in range(n)]
+    return [
+        dict(
+            {
+                "ph": "X",
+                "cat": "cpu_op",
+                "name": f"op{i}",
+                "pid": 1,
+                "tid": 1,
+                "ts": 10 * i,
+                "dur": 5,
+                "args": {"External id": i},
+            },
+            **extra,
+        )
+        for i in range(n)
+    ]
 
 
 def test_keys_after_the_events_and_a_rank_only_known_at_the_end(tmp_path, cut_small_files):
     p = tmp_path / "t.json"
-    doc = {"schemaVersion": 1, "traceEvents": _events(500),
-           "distributedInfo": {"rank": 5, "world_size": 8}, "traceName": "x]}", "list": [1, [2]]}
+    doc = {
+        "schemaVersion": 1,
+        "traceEvents": _events(500),
+        "distributedInfo": {"rank": 5, "world_size": 8},
+        "traceName": "x]}",
+        "list": [1, [2]],
+    }
     p.write_text(json.dumps(doc))
     whole, cut = _both(p, tmp_path, 2)
     assert cut[0][0]["parts"] == 2
@@ -203,7 +225,6 @@ def test_gzip_files_over_the_limit_or_damaged_are_read_as_a_stream(tmp_path, cut
     with pytest.raises(Malformed) as cut:
         write_events([damaged], tmp_path / "c.parquet", parts=2)
     assert str(cut.value) == str(whole.value)
-
 
 
 @pytest.mark.corpus

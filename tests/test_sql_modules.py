@@ -1,6 +1,7 @@
 """The sql/ files as modules: each header's column list against DESCRIBE, each `-- depends:`
 line against the names its SQL reads, and the loader's errors on a planted missing or
 circular dependency."""
+
 import re
 
 import pytest
@@ -10,8 +11,10 @@ import tracecols
 from tracecols.engine import sqlfiles
 from tracecols.model.base_tables import BASE_TABLES
 
-TYPES = (r"BIGINT\[\]|VARCHAR\[\]|INTEGER\[\]|DOUBLE\[\]|INTEGER|BIGINT|UBIGINT|HUGEINT|VARCHAR|DOUBLE|FLOAT|"
-         r"BOOLEAN|TIMESTAMP|DATE")
+TYPES = (
+    r"BIGINT\[\]|VARCHAR\[\]|INTEGER\[\]|DOUBLE\[\]|INTEGER|BIGINT|UBIGINT|HUGEINT|VARCHAR|DOUBLE|FLOAT|"
+    r"BOOLEAN|TIMESTAMP|DATE"
+)
 _PART = re.compile(r"\s*([\w\"%(), ./-]+?)\s+(" + TYPES + r")(?![\w\[])")
 FILES = sqlfiles.load_all()
 
@@ -25,7 +28,7 @@ def _documented(name):
     every = re.search(r"every column of (\w+)", lines[start])
     if every:
         out += _documented(every.group(1))
-    for line in lines[start + 1:]:
+    for line in lines[start + 1 :]:
         if not line.startswith("--"):
             break
         if not line[2:].startswith("   "):
@@ -119,5 +122,7 @@ def test_split_view_declines_what_is_not_one_view_of_that_name():
     assert sqlfiles.split_view("CREATE VIEW a AS SELECT 1;", "a") is None
     two = "CREATE OR REPLACE VIEW a AS SELECT 1;\nCREATE OR REPLACE VIEW a AS SELECT 2;"
     assert sqlfiles.split_view(two, "a") is None
-    assert sqlfiles.split_view("-- a\nCREATE MACRO m() AS 1;\nCREATE OR REPLACE VIEW a AS\nSELECT m();\n", "a") == \
-        ("-- a\nCREATE MACRO m() AS 1;\n", "SELECT m()")
+    assert sqlfiles.split_view("-- a\nCREATE MACRO m() AS 1;\nCREATE OR REPLACE VIEW a AS\nSELECT m();\n", "a") == (
+        "-- a\nCREATE MACRO m() AS 1;\n",
+        "SELECT m()",
+    )

@@ -1,5 +1,6 @@
 """`stacks` and `tracecols stacks`: a hand-built trace whose folded lines are written out by hand,
 and corpus traces against a plain-Python walk up the parents of `slices`."""
+
 import contextlib
 import hashlib
 import io
@@ -27,8 +28,16 @@ def _x(cat, name, ts, dur, tid=1, **args):
 
 
 def _kernel(name, ts, dur, corr):
-    return {"ph": "X", "cat": "kernel", "name": name, "pid": 0, "tid": 7, "ts": ts, "dur": dur,
-            "args": {"device": 0, "stream": 7, "correlation": corr}}
+    return {
+        "ph": "X",
+        "cat": "kernel",
+        "name": name,
+        "pid": 0,
+        "tid": 7,
+        "ts": ts,
+        "dur": dur,
+        "args": {"device": 0, "stream": 7, "correlation": corr},
+    }
 
 
 MAIN, FWD = "train.py(10): main", "model.py(5): forward"
@@ -98,8 +107,9 @@ SELF_DEVICE = f"""{MAIN};{FWD};aten::linear;aten::addmm;cudaLaunchKernel 40
 
 def _write(tmp_path, events, name="t.json"):
     p = tmp_path / name
-    p.write_text(json.dumps({"schemaVersion": 1, "traceEvents": events,
-                             "deviceProperties": [{"id": 0, "name": "NVIDIA H100 80GB HBM3"}]}))
+    p.write_text(
+        json.dumps({"schemaVersion": 1, "traceEvents": events, "deviceProperties": [{"id": 0, "name": "NVIDIA H100 80GB HBM3"}]})
+    )
     return p
 
 
@@ -131,29 +141,32 @@ def test_view_rows_by_hand(tmp_path):
 
 
 # The hand-built trace's tree: stack -> (frames, slices at it, (thread, start µs) of those slices)
-TREE = {MAIN: (1, 2, {(1, 0), (2, 0)}),
-        f"{MAIN};{FWD}": (2, 2, {(1, 10), (1, 75)}),
-        f"{MAIN};{FWD};aten::linear": (3, 1, {(1, 20)}),
-        f"{MAIN};{FWD};aten::linear;aten::addmm": (4, 1, {(1, 22)}),
-        f"{MAIN};{FWD};aten::linear;aten::addmm;cudaLaunchKernel": (5, 1, {(1, 25)}),
-        f"{MAIN};{FWD};aten::relu": (3, 2, {(1, 55), (1, 80)}),
-        f"{MAIN};{FWD};aten::relu;cudaLaunchKernel": (4, 2, {(1, 57), (1, 82)}),
-        f"{MAIN};aten::relu": (2, 1, {(2, 5)}),
-        "step,1 next": (1, 1, {(1, 200)}),
-        "step,1 next;cudaGetDevice": (2, 1, {(1, 203)}),
-        "step,1 next;cudaStreamSynchronize": (2, 1, {(1, 205)}),
-        f"step,1 next;{FWD}": (2, 1, {(1, 206)})}
+TREE = {
+    MAIN: (1, 2, {(1, 0), (2, 0)}),
+    f"{MAIN};{FWD}": (2, 2, {(1, 10), (1, 75)}),
+    f"{MAIN};{FWD};aten::linear": (3, 1, {(1, 20)}),
+    f"{MAIN};{FWD};aten::linear;aten::addmm": (4, 1, {(1, 22)}),
+    f"{MAIN};{FWD};aten::linear;aten::addmm;cudaLaunchKernel": (5, 1, {(1, 25)}),
+    f"{MAIN};{FWD};aten::relu": (3, 2, {(1, 55), (1, 80)}),
+    f"{MAIN};{FWD};aten::relu;cudaLaunchKernel": (4, 2, {(1, 57), (1, 82)}),
+    f"{MAIN};aten::relu": (2, 1, {(2, 5)}),
+    "step,1 next": (1, 1, {(1, 200)}),
+    "step,1 next;cudaGetDevice": (2, 1, {(1, 203)}),
+    "step,1 next;cudaStreamSynchronize": (2, 1, {(1, 205)}),
+    f"step,1 next;{FWD}": (2, 1, {(1, 206)}),
+}
 
 
 def test_tree_by_hand(tmp_path):
     t = tracecols.open(_write(tmp_path, EVENTS))
-    uid = {(tid, ts // 1000): u for u, tid, ts, cat in t.sql("select uid, tid, ts_ns, cat from slices").rows()
-           if cat != "Trace"}
+    uid = {(tid, ts // 1000): u for u, tid, ts, cat in t.sql("select uid, tid, ts_ns, cat from slices").rows() if cat != "Trace"}
     view = t.sql("select * from stacks").to_dicts()
     assert [(r["trace_id"], r["node"]) for r in view] == sorted((r["trace_id"], r["node"]) for r in view)
     node = {stack: min(uid[s] for s in at) for stack, (_, _, at) in TREE.items()}  # the smallest uid at the path
-    want = {(node[stack], node.get(stack.rpartition(";")[0]), stack.rpartition(";")[2], frames, slices)
-            for stack, (frames, slices, _) in TREE.items()}
+    want = {
+        (node[stack], node.get(stack.rpartition(";")[0]), stack.rpartition(";")[2], frames, slices)
+        for stack, (frames, slices, _) in TREE.items()
+    }
     assert len(want) == len(TREE)  # twelve different nodes
     got = {(r["node"], r["parent"], r["frame"], r["frames"], r["slices"]) for r in view}
     assert got == want
@@ -233,8 +246,10 @@ def reference(t, trace_id=None):
     """({stack: self ns}, {stack: device ns}) by following parent_uid from every slice (of one
     trace: the only one unless `trace_id` says which)."""
     where = "" if trace_id is None else f" where trace_id = {trace_id}"
-    by_uid = {uid: (parent, cat, name) for uid, parent, cat, name in
-              t.sql(f"select uid, parent_uid, cat, name from slices{where}").rows()}
+    by_uid = {
+        uid: (parent, cat, name)
+        for uid, parent, cat, name in t.sql(f"select uid, parent_uid, cat, name from slices{where}").rows()
+    }
     launched = defaultdict(int)
     for launch_uid, op_uid, dur in t.sql(f"select launch_uid, op_uid, dur_ns from kernels{where}").rows():
         if op_uid is not None and op_uid < 0:  # a replayed graph's: at the op grafted for it
@@ -266,10 +281,12 @@ def _read(path):
 
 
 _VLLM = "TraceLens/tests/traces/inference/vllm_decode_full/"
-CORPUS_TRACES = [("generated/cpu_train_step.pt.trace.json.gz", None),  # Python frames, CPU only
-                 ("TraceLens/tests/traces/mi300/resnet_act_checkpoint.json.gz", None),  # deep Python stacks, GPU
-                 ("HolisticTraceAnalysis/tests/data/df_index_resolver/df_index_resolver.json.gz", None),  # large
-                 (_VLLM + "graph_execution.json.gz", _VLLM + "capture_traces")]  # graph replays, captured ops
+CORPUS_TRACES = [
+    ("generated/cpu_train_step.pt.trace.json.gz", None),  # Python frames, CPU only
+    ("TraceLens/tests/traces/mi300/resnet_act_checkpoint.json.gz", None),  # deep Python stacks, GPU
+    ("HolisticTraceAnalysis/tests/data/df_index_resolver/df_index_resolver.json.gz", None),  # large
+    (_VLLM + "graph_execution.json.gz", _VLLM + "capture_traces"),
+]  # graph replays, captured ops
 
 
 @pytest.mark.corpus
@@ -287,8 +304,7 @@ def test_corpus_matches_a_plain_walk(rel, capture, tmp_path):
     assert {s: d for s, _, d in view} == dict(dev)
     # the sums, each taken straight from its table
     assert sum(c for _, c, _ in view) == t.sql("select sum(self_ns) from slices where cat <> 'Trace'").item()
-    assert sum(d for _, _, d in view) == t.sql(
-        "select coalesce(sum(dur_ns), 0) from kernels where launch_uid is not null").item()
+    assert sum(d for _, _, d in view) == t.sql("select coalesce(sum(dur_ns), 0) from kernels where launch_uid is not null").item()
     for metric, sums in (("self_cpu", cpu), ("self_device", dev)):
         out = tmp_path / f"{metric}.folded"
         rc, _, err = cli("stacks", path, "-o", out, "--metric", metric, *(("--capture", capture) if capture else ()))

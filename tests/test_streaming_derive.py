@@ -6,6 +6,7 @@ rest lazily from Parquet; pipeline.read_tables builds everything from the whole 
 test_tree checks that against a plain stack walk). Both must give the same tables, here with
 parts of a few rows so that every trace is cut in many places.
 """
+
 import json
 
 import pyarrow as pa
@@ -67,28 +68,68 @@ def test_the_sample_has_trees_to_cut():
 
 def _sorted_host(rows):
     import polars as pl
-    return (pl.DataFrame(rows, schema={"trace_id": pl.Int32, "rank": pl.Int32, "uid": pl.Int64, "ph": pl.String,
-                                       "cat": pl.String, "name": pl.String, "pid": pl.Int64, "tid": pl.Int64,
-                                       "pid_str": pl.String, "tid_str": pl.String, "ts_ns": pl.Int64,
-                                       "dur_ns": pl.Int64, "correlation": pl.Int64, "external_id": pl.Int64})
-            .sort(["trace_id", "pid", "pid_str", "tid", "tid_str", "ts_ns", "dur_ns", "uid"],
-                  descending=[False] * 6 + [True, False], nulls_last=True))
+
+    return pl.DataFrame(
+        rows,
+        schema={
+            "trace_id": pl.Int32,
+            "rank": pl.Int32,
+            "uid": pl.Int64,
+            "ph": pl.String,
+            "cat": pl.String,
+            "name": pl.String,
+            "pid": pl.Int64,
+            "tid": pl.Int64,
+            "pid_str": pl.String,
+            "tid_str": pl.String,
+            "ts_ns": pl.Int64,
+            "dur_ns": pl.Int64,
+            "correlation": pl.Int64,
+            "external_id": pl.Int64,
+        },
+    ).sort(
+        ["trace_id", "pid", "pid_str", "tid", "tid_str", "ts_ns", "dur_ns", "uid"],
+        descending=[False] * 6 + [True, False],
+        nulls_last=True,
+    )
 
 
 def _slice(uid, ts, dur, tid=1):
-    return {"trace_id": 0, "rank": 0, "uid": uid, "ph": "X", "cat": "cpu_op", "name": f"s{uid}", "pid": 1,
-            "tid": tid, "pid_str": None, "tid_str": None, "ts_ns": ts, "dur_ns": dur, "correlation": None,
-            "external_id": None}
+    return {
+        "trace_id": 0,
+        "rank": 0,
+        "uid": uid,
+        "ph": "X",
+        "cat": "cpu_op",
+        "name": f"s{uid}",
+        "pid": 1,
+        "tid": tid,
+        "pid_str": None,
+        "tid_str": None,
+        "ts_ns": ts,
+        "dur_ns": dur,
+        "correlation": None,
+        "external_id": None,
+    }
 
 
 @pytest.mark.parametrize("chunk_rows", [1, 2, 3, 5, 100])
 def test_parts_are_cut_only_between_trees(chunk_rows):
     # a long first tree, one that ends exactly where the next starts, one that a later
     # slice outlasts by less than the tolerance (still a child), and a second thread
-    rows = [_slice(0, 0, 100), _slice(1, 10, 20), _slice(2, 40, 50), _slice(3, 45, 5),
-            _slice(4, 100, 10), _slice(5, 110, 10), _slice(6, 115, 10),  # 6 ends at 125 > 120, starts inside 5
-            _slice(7, 200, 10), _slice(8, 209, 2),
-            _slice(9, 0, 1000, tid=2), _slice(10, 5, 5, tid=2)]
+    rows = [
+        _slice(0, 0, 100),
+        _slice(1, 10, 20),
+        _slice(2, 40, 50),
+        _slice(3, 45, 5),
+        _slice(4, 100, 10),
+        _slice(5, 110, 10),
+        _slice(6, 115, 10),  # 6 ends at 125 > 120, starts inside 5
+        _slice(7, 200, 10),
+        _slice(8, 209, 2),
+        _slice(9, 0, 1000, tid=2),
+        _slice(10, 5, 5, tid=2),
+    ]
     x = _sorted_host(rows)
     whole = slices_of_sorted(x)
     frames = [x.slice(i, 2) for i in range(0, x.height, 2)]
@@ -112,17 +153,18 @@ def _values(t):
         if isinstance(v, dict):
             return {k: norm(x) for k, x in v.items()}
         return v
+
     return sorted(json.dumps(norm(r), sort_keys=True, default=str) for r in t.to_pylist())
 
 
 @pytest.mark.corpus
-@pytest.mark.parametrize("path", _SAMPLE[:3], ids=[rel(p) if str(p).startswith(str(CORPUS)) else p.name
-                                                   for p in _SAMPLE[:3]])
+@pytest.mark.parametrize("path", _SAMPLE[:3], ids=[rel(p) if str(p).startswith(str(CORPUS)) else p.name for p in _SAMPLE[:3]])
 def test_streamed_views_equal_the_in_memory_ones(path, tmp_path):
     # the streaming ingest writes the views two at a time, each on its own cursor, a view
     # starting once the views it reads are files; the in-memory trace computes them one by one
     import tracecols
     from tracecols.model.base_tables import BASE_TABLES
+
     out = pipeline.ingest_to_dir([str(path)], tmp_path / "out")
     mem = tracecols.open(str(path))
     names = json.loads((out / "_tracecols.json").read_text())["tables"]

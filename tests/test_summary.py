@@ -1,6 +1,7 @@
 """`tracecols analyze`'s first screen: the headline per trace (span, steps, mean step time,
 GPU busy, GPU time under no CPU op), the reader's warnings, shares that add up, and the same
 summary as one JSON document. Expected values are computed here from the raw JSON."""
+
 import contextlib
 import gzip
 import io
@@ -13,8 +14,8 @@ from conftest import CORPUS
 from tracecols.cli import main
 
 TRACES = {
-    "eager, old torch (ProfilerStep as cpu_op)":
-        CORPUS / "kineto/tb_plugin/samples/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz",
+    "eager, old torch (ProfilerStep as cpu_op)": CORPUS
+    / "kineto/tb_plugin/samples/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz",
     "cpu only": CORPUS / "generated/cpu_train_step.pt.trace.json.gz",
     "MTIA, with a warning": CORPUS / "HolisticTraceAnalysis/tests/data/mtia_inference_trace/mtia_inference_rank_0.json.gz",
     "inference, graph replay": CORPUS / "TraceLens/tests/traces/inference/vllm_decode_full/graph_execution.json.gz",
@@ -44,8 +45,13 @@ def _expected(path):
     evs = [e for e in _events(path) if e.get("ph") != "M" and "ts" in e]
     start = min(_ns(e["ts"]) for e in evs)
     end = max(_ns(e["ts"]) + (_ns(e["dur"]) if "dur" in e else 0) for e in evs)
-    steps = [e for e in evs if e.get("ph") == "X" and str(e.get("name", "")).startswith("ProfilerStep#")
-             and e.get("cat") in ("user_annotation", "cpu_op", "Operator")]  # Operator: cpu_op before torch 1.9
+    steps = [
+        e
+        for e in evs
+        if e.get("ph") == "X"
+        and str(e.get("name", "")).startswith("ProfilerStep#")
+        and e.get("cat") in ("user_annotation", "cpu_op", "Operator")
+    ]  # Operator: cpu_op before torch 1.9
     return end - start, steps
 
 
@@ -99,8 +105,12 @@ def test_text_summary_leads_with_the_headline_and_every_warning():
     # the warning the reader counted (HTA's MTIA trace repeats correlation ids), with its count
     rc, info, _ = cli("info", path)
     warned = [ln.strip() for ln in info.splitlines() if "repeat a correlation id" in ln]
-    assert warned and lines[1] == "  warning: 62 launch event(s) repeat a correlation id of an earlier launch " \
-                                  "in the same process (62 id(s)): kernels link to the first"
+    assert (
+        warned
+        and lines[1]
+        == "  warning: 62 launch event(s) repeat a correlation id of an earlier launch "
+        "in the same process (62 id(s)): kernels link to the first"
+    )
 
 
 def test_quiet_prints_nothing_on_stderr(tmp_path):

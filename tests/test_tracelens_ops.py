@@ -1,4 +1,5 @@
 """tracelens_ops_summary against TraceLens's own ops_summary.csv for every shipped reference."""
+
 import csv
 import math
 
@@ -14,8 +15,17 @@ REFS = sorted(CORPUS.glob("TraceLens/**/*_perf_report_csvs/ops_summary.csv")) if
 # link through the ac2g flow pair as TraceLens links them: docs/tree.md).
 KNOWN = {}
 
-COLUMNS = ["name", "total_direct_kernel_time_sum", "total_subtree_kernel_time_sum", "total_direct_kernel_time_ms",
-           "total_subtree_kernel_time_ms", "Count", "Categories", "Percentage (%)", "Cumulative Percentage (%)"]
+COLUMNS = [
+    "name",
+    "total_direct_kernel_time_sum",
+    "total_subtree_kernel_time_sum",
+    "total_direct_kernel_time_ms",
+    "total_subtree_kernel_time_ms",
+    "Count",
+    "Categories",
+    "Percentage (%)",
+    "Cumulative Percentage (%)",
+]
 
 
 def _trace_of(ref):
@@ -53,10 +63,10 @@ def test_ops_summary_matches_tracelens(ref):
         g = got[name]
         assert g["Count"] == w_count, name
         assert g["Categories"] == w["Categories"], name
-        ok = all(_close(float(w[c]), g[c], w_count) for c in
-                 ("total_direct_kernel_time_sum", "total_subtree_kernel_time_sum"))
-        ok &= all(_close(float(w[c]), g[c], w_count / 1000) for c in
-                  ("total_direct_kernel_time_ms", "total_subtree_kernel_time_ms"))
+        ok = all(_close(float(w[c]), g[c], w_count) for c in ("total_direct_kernel_time_sum", "total_subtree_kernel_time_sum"))
+        ok &= all(
+            _close(float(w[c]), g[c], w_count / 1000) for c in ("total_direct_kernel_time_ms", "total_subtree_kernel_time_ms")
+        )
         if not ok:
             bad.append(name)
     assert set(bad) == known, f"names off by more than 0.1 %: {sorted(bad)}"
@@ -74,13 +84,21 @@ def test_ops_summary_matches_tracelens(ref):
 def _by_name(df):
     """Rows per (name, parent_module) summed to rows per name, as ORACLES.md says to compare
     with a name-only summary; percentages re-derived from the sums."""
-    sums = ["total_direct_kernel_time_sum", "total_subtree_kernel_time_sum", "total_direct_kernel_time_ms",
-            "total_subtree_kernel_time_ms", "Count", "Percentage (%)"]
-    out = (df.group_by("name").agg([pl.col(c).sum() for c in sums] + [pl.col("Categories").first()])
-           .sort(["total_direct_kernel_time_sum", "name"], descending=[True, False]))
+    sums = [
+        "total_direct_kernel_time_sum",
+        "total_subtree_kernel_time_sum",
+        "total_direct_kernel_time_ms",
+        "total_subtree_kernel_time_ms",
+        "Count",
+        "Percentage (%)",
+    ]
+    out = (
+        df.group_by("name")
+        .agg([pl.col(c).sum() for c in sums] + [pl.col("Categories").first()])
+        .sort(["total_direct_kernel_time_sum", "name"], descending=[True, False])
+    )
     total = out["total_direct_kernel_time_sum"].sum()
-    out = out.with_columns((100.0 * pl.col("total_direct_kernel_time_sum").cum_sum() / total)
-                           .alias("Cumulative Percentage (%)"))
+    out = out.with_columns((100.0 * pl.col("total_direct_kernel_time_sum").cum_sum() / total).alias("Cumulative Percentage (%)"))
     return out.select(COLUMNS)
 
 

@@ -1,5 +1,6 @@
 """tracelens_unified_perf_summary: a hand-built trace worked out by hand (every rule of TraceLens's
 walk), and TraceLens's own unified_perf_summary.csv for every shipped reference."""
+
 import ast
 import csv
 import math
@@ -18,26 +19,56 @@ class Trace:
     flow pair, as Kineto writes them."""
 
     def __init__(self):
-        self.ev = [{"ph": "M", "name": "process_name", "pid": 1, "tid": 0, "args": {"name": "python"}},
-                   {"ph": "M", "name": "thread_name", "pid": 1, "tid": 1, "args": {"name": "main"}}]
+        self.ev = [
+            {"ph": "M", "name": "process_name", "pid": 1, "tid": 0, "args": {"name": "python"}},
+            {"ph": "M", "name": "thread_name", "pid": 1, "tid": 1, "args": {"name": "main"}},
+        ]
         self.corr = 0
 
     def host(self, cat, name, ts, dur, dims=None, types=None):
-        args = {} if dims is None else {"Input Dims": dims, "Input type": types,
-                                         "Input Strides": [[1] * len(d) for d in dims],
-                                         "Concrete Inputs": [""] * len(dims)}
+        args = (
+            {}
+            if dims is None
+            else {
+                "Input Dims": dims,
+                "Input type": types,
+                "Input Strides": [[1] * len(d) for d in dims],
+                "Concrete Inputs": [""] * len(dims),
+            }
+        )
         self.ev.append({"ph": "X", "cat": cat, "name": name, "pid": 1, "tid": 1, "ts": ts, "dur": dur, "args": args})
 
     def launch(self, ts, name, start, dur, stream=7):
         """A cudaLaunchKernel at ts (1 µs) and the kernel it launched."""
         self.corr += 1
-        self.ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": ts,
-                        "dur": 1, "args": {"correlation": self.corr}})
+        self.ev.append(
+            {
+                "ph": "X",
+                "cat": "cuda_runtime",
+                "name": "cudaLaunchKernel",
+                "pid": 1,
+                "tid": 1,
+                "ts": ts,
+                "dur": 1,
+                "args": {"correlation": self.corr},
+            }
+        )
         self.ev.append({"ph": "s", "cat": "ac2g", "name": "ac2g", "id": self.corr, "pid": 1, "tid": 1, "ts": ts})
-        self.ev.append({"ph": "X", "cat": "kernel", "name": name, "pid": 0, "tid": stream, "ts": start, "dur": dur,
-                        "args": {"device": 0, "stream": stream, "correlation": self.corr}})
-        self.ev.append({"ph": "f", "cat": "ac2g", "name": "ac2g", "id": self.corr, "pid": 0, "tid": stream,
-                        "ts": start, "bp": "e"})
+        self.ev.append(
+            {
+                "ph": "X",
+                "cat": "kernel",
+                "name": name,
+                "pid": 0,
+                "tid": stream,
+                "ts": start,
+                "dur": dur,
+                "args": {"device": 0, "stream": stream, "correlation": self.corr},
+            }
+        )
+        self.ev.append(
+            {"ph": "f", "cat": "ac2g", "name": "ac2g", "id": self.corr, "pid": 0, "tid": stream, "ts": start, "bp": "e"}
+        )
 
 
 MSE_K = "void at::native::vectorized_elementwise_kernel<4, mse>"
@@ -55,10 +86,10 @@ def walk(tmp_path):
     a launch call right under the annotation > py_k 2     a synthetic op of the launch call."""
     t = Trace()
     t.host("user_annotation", "step", 0, 300)
-    t.host("cpu_op", "aten::layer_norm", 10, 30, [[4, 8], [], [8], [8], [], []],
-           [BF16, "ScalarList", BF16, BF16, "Scalar", "Scalar"])
-    t.host("cpu_op", "aten::native_layer_norm", 12, 26, [[4, 8], [], [8], [8], []],
-           [BF16, "ScalarList", BF16, BF16, "Scalar"])
+    t.host(
+        "cpu_op", "aten::layer_norm", 10, 30, [[4, 8], [], [8], [8], [], []], [BF16, "ScalarList", BF16, BF16, "Scalar", "Scalar"]
+    )
+    t.host("cpu_op", "aten::native_layer_norm", 12, 26, [[4, 8], [], [8], [8], []], [BF16, "ScalarList", BF16, BF16, "Scalar"])
     t.launch(13, "ln_k", 100, 10)
     t.host("cpu_op", "aten::linear", 50, 30, [[32, 128], [64, 128], [64]], [BF16] * 3)
     t.host("cpu_op", "aten::addmm", 52, 26, [[64], [32, 128], [128, 64], [], []], [BF16] * 3 + ["Scalar"] * 2)
@@ -95,14 +126,19 @@ def test_walk_by_hand(walk):
         "aten::copy_": (1, 3, 11, True, "elementwise"),
         "cudaLaunchKernel->py_k (Synthetic Op)": (1, 2, 1, False, "other"),
     }
-    assert {n: (r["operation_count"], r["Kernel Time (µs)_sum"], r["total_duration_us"], r["has_perf_model"],
-                r["op category"]) for n, r in got.items()} == want
+    assert {
+        n: (r["operation_count"], r["Kernel Time (µs)_sum"], r["total_duration_us"], r["has_perf_model"], r["op category"])
+        for n, r in got.items()
+    } == want
     # the synthetic op of an op has that op's arguments; one of a launch call has none
     assert got[f"aten::mse_loss->{MSE_K} (Synthetic Op)"]["Input Dims"] == "((4, 8), (4, 8), ())"
     assert got["cudaLaunchKernel->py_k (Synthetic Op)"]["Input Dims"] is None
     assert got["aten::addmm"]["Input type"] == "('c10::BFloat16', 'c10::BFloat16', 'c10::BFloat16', 'Scalar', 'Scalar')"
-    assert (got["aten::cat"]["process_name"], got["aten::cat"]["process_label"], got["aten::cat"]["thread_name"]) == \
-        ("python", "Unknown", "main")
+    assert (got["aten::cat"]["process_name"], got["aten::cat"]["process_label"], got["aten::cat"]["thread_name"]) == (
+        "python",
+        "Unknown",
+        "main",
+    )
     cat = got["aten::cat"]
     assert (cat["Kernel Time (µs)_mean"], cat["Kernel Time (µs)_median"], cat["Kernel Time (µs)_std"]) == (5, 5, 0)
     assert got["aten::addmm"]["std_duration_us"] is None  # one instance
@@ -134,8 +170,15 @@ PSEUDO = {
 }
 # op_perf's FLOPs and bytes equal TraceLens's for these names (docs/analyses.md); for the
 # other modelled op classes they differ, as documented there
-AGREE = {"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::convolution",
-         "aten::_scaled_dot_product_flash_attention", "aten::_scaled_dot_product_efficient_attention"}
+AGREE = {
+    "aten::mm",
+    "aten::addmm",
+    "aten::bmm",
+    "aten::baddbmm",
+    "aten::convolution",
+    "aten::_scaled_dot_product_flash_attention",
+    "aten::_scaled_dot_product_efficient_attention",
+}
 STATS = ("mean", "median", "min", "max")
 
 
@@ -161,8 +204,11 @@ def test_unified_references_present():
 
 
 @pytest.mark.corpus
-@pytest.mark.parametrize("ref", REFS, ids=lambda p: p.parent.name.removesuffix("_perf_report_csvs")
-                         if p.parent.name != "perf_csvs" else p.parent.parent.name)
+@pytest.mark.parametrize(
+    "ref",
+    REFS,
+    ids=lambda p: p.parent.name.removesuffix("_perf_report_csvs") if p.parent.name != "perf_csvs" else p.parent.parent.name,
+)
 def test_unified_perf_summary_matches_csv(ref):
     with open(ref, newline="") as f:
         want_rows = list(csv.DictReader(f))
@@ -173,8 +219,14 @@ def test_unified_perf_summary_matches_csv(ref):
 
     def key(r):
         # the inference reports name no process or thread ('Unknown'): their traces carry none either
-        return (r["name"], r["op category"], r["process_name"], r["process_label"], r["thread_name"],
-                *(_args(r[a]) for a in ARGS))
+        return (
+            r["name"],
+            r["op category"],
+            r["process_name"],
+            r["process_label"],
+            r["thread_name"],
+            *(_args(r[a]) for a in ARGS),
+        )
 
     got_rows = _trace(ref).sql("select * from tracelens_unified_perf_summary").to_dicts()
     got = {key(r): r for r in got_rows}
@@ -220,5 +272,10 @@ def test_the_agreeing_op_classes_are_in_the_references():
     for ref in REFS:
         with open(ref, newline="") as f:
             names += [r["name"] for r in csv.DictReader(f) if r["name"] in AGREE]
-    assert len(names) >= 50 and {"aten::mm", "aten::addmm", "aten::bmm", "aten::convolution",
-                                   "aten::_scaled_dot_product_flash_attention"} <= set(names)
+    assert len(names) >= 50 and {
+        "aten::mm",
+        "aten::addmm",
+        "aten::bmm",
+        "aten::convolution",
+        "aten::_scaled_dot_product_flash_attention",
+    } <= set(names)

@@ -1,4 +1,5 @@
 """The host tree (`slices`) against a plain stack-walk reference, on the corpus and on generated nestings."""
+
 import numpy as np
 import pytest
 import tree_reference as ref
@@ -88,13 +89,16 @@ def test_random_intervals_match_stack_walk(items):
     _check(items)
 
 
-@pytest.mark.parametrize("items,parents", [
-    ([(0, 1000), (500, 1499)], [None, 0]),          # overrun 499 ns < 1 µs: still a child
-    ([(0, 1000), (500, 1500)], [None, None]),       # overrun of exactly 1 µs: a sibling
-    ([(0, 1000), (1000, 0)], [None, None]),         # zero-length slice at the parent's end: outside
-    ([(0, 1000), (0, 0)], [None, 0]),               # zero-length slice at the parent's start: inside
-    ([(0, 1000), (0, 1000)], [None, 0]),            # identical intervals: the later uid nests
-])
+@pytest.mark.parametrize(
+    "items,parents",
+    [
+        ([(0, 1000), (500, 1499)], [None, 0]),  # overrun 499 ns < 1 µs: still a child
+        ([(0, 1000), (500, 1500)], [None, None]),  # overrun of exactly 1 µs: a sibling
+        ([(0, 1000), (1000, 0)], [None, None]),  # zero-length slice at the parent's end: outside
+        ([(0, 1000), (0, 0)], [None, 0]),  # zero-length slice at the parent's start: inside
+        ([(0, 1000), (0, 1000)], [None, 0]),  # identical intervals: the later uid nests
+    ],
+)
 def test_tolerance_cases(items, parents):
     order = sorted(range(len(items)), key=lambda u: (items[u][0], -(items[u][0] + items[u][1]), u))
     ts = np.array([items[u][0] for u in order], np.int64)
@@ -163,6 +167,7 @@ def test_navigation_subtree_ancestors_and_cli(capsys):
     out = capsys.readouterr().out
     assert f"UID {lin} [cpu_op] aten::linear" in out and "Input Dims: [[1, 141, 512]" in out
     from tracecols.cli import main
+
     assert main(["tree", str(path), "--name", "aten::linear"]) == 0
     out = capsys.readouterr().out
     assert out.splitlines()[0] == f"UID {lin} [cpu_op] aten::linear"

@@ -1,5 +1,6 @@
 """Views rewritten for speed, each checked against a plain formulation on the real traces
 where the slow shape occurs (deep Python stacks, many frames per op)."""
+
 import math
 import re
 
@@ -56,20 +57,32 @@ DEEP_STACKS = [
 ]
 DF_INDEX = "HolisticTraceAnalysis/tests/data/df_index_resolver/df_index_resolver.json.gz"  # 2,035 annotations
 MTIA = "HolisticTraceAnalysis/tests/data/mtia_inference_trace/mtia_inference_rank_0.json.gz"  # 1,696
-VLLM_CAPTURE = ("TraceLens/tests/traces/inference/vllm_decode_full/capture_traces/"
-                "graph_capture_rank_0.1773709742341309550.pt.trace.json.gz")  # 70 levels, 1,184 [memory]
+VLLM_CAPTURE = (
+    "TraceLens/tests/traces/inference/vllm_decode_full/capture_traces/"
+    "graph_capture_rank_0.1773709742341309550.pt.trace.json.gz"
+)  # 70 levels, 1,184 [memory]
 SGLANG_CAPTURE = "TraceLens/tests/traces/inference/sglang_decode/capture_traces/bs_32_rank0.json.gz"  # 62 levels
 REWRITTEN = {
     "memory_timeline": DEEP_STACKS + [DF_INDEX, VLLM_CAPTURE],
     # host annotations only (DF_INDEX), both sides, few (train_resnet18, normalization_layer_test)
-    "_annotations": [DF_INDEX, "TraceLens/tests/traces/mi300/ddp_resnet18_no_pool/train_resnet18.json.gz",
-                     "TraceLens/tests/traces/perf_model/normalization/normalization_layer_test.json.gz"],
-    "_op_time": [DF_INDEX, MTIA, "param/et_replay/tests/inputs/linear_kineto.json.gz",
-                 "generated/cpu_train_step.pt.trace.json.gz"],
+    "_annotations": [
+        DF_INDEX,
+        "TraceLens/tests/traces/mi300/ddp_resnet18_no_pool/train_resnet18.json.gz",
+        "TraceLens/tests/traces/perf_model/normalization/normalization_layer_test.json.gz",
+    ],
+    "_op_time": [
+        DF_INDEX,
+        MTIA,
+        "param/et_replay/tests/inputs/linear_kineto.json.gz",
+        "generated/cpu_train_step.pt.trace.json.gz",
+    ],
     "stacks": DEEP_STACKS + [SGLANG_CAPTURE],
     "optimizable_ops": DEEP_STACKS[:2] + [DF_INDEX],  # cpu_train_step has no device
-    "inference_steps": [DF_INDEX, "TraceLens/tests/traces/inference/sglang_decode/sglang_Qwen3-8B_decode.json.gz",
-                        "TraceLens/tests/traces/inference/vllm_decode_full/graph_execution.json.gz"],
+    "inference_steps": [
+        DF_INDEX,
+        "TraceLens/tests/traces/inference/sglang_decode/sglang_Qwen3-8B_decode.json.gz",
+        "TraceLens/tests/traces/inference/vllm_decode_full/graph_execution.json.gz",
+    ],
     "tracelens_ops_summary": DEEP_STACKS[:2] + [DF_INDEX],
 }
 _opened = {}
@@ -85,24 +98,30 @@ def _open(path):
 def _rows(table):
     """The rows of an Arrow table as tuples, in a fixed order: by their values, floats rounded
     (DuckDB sums in parallel, so a float's last digits can differ between two runs of one query)."""
+
     def key(row):
         return repr(tuple(round(v, 6) if isinstance(v, float) else v for v in row))
+
     return sorted(zip(*[c.to_pylist() for c in table.columns]), key=key)
 
 
 def _same(a, b):
     """Equal rows, floats to 1e-9 relative (and nan with nan)."""
+
     def eq(x, y):
         if isinstance(x, float) and isinstance(y, float):
             return x == y or math.isclose(x, y, rel_tol=1e-9) or (math.isnan(x) and math.isnan(y))
         return x == y
+
     return len(a) == len(b) and all(len(r) == len(q) and all(map(eq, r, q)) for r, q in zip(a, b))
 
 
-@pytest.mark.parametrize("trace, view", sorted((t, v) for v, ts in REWRITTEN.items() for t in ts),
-                         ids=lambda x: x.split("/")[-1][:24])
+@pytest.mark.parametrize(
+    "trace, view", sorted((t, v) for v, ts in REWRITTEN.items() for t in ts), ids=lambda x: x.split("/")[-1][:24]
+)
 def test_rewritten_view_gives_the_rows_of_its_plain_formulation(trace, view):
     from plain_views import AS_PLAIN, PLAIN
+
     t = _open(trace)
     new = t.arrow(f"SELECT * FROM {view}")
     if view in AS_PLAIN:

@@ -3,13 +3,22 @@
 It shares no code with tracecols: it reads the JSON itself and walks each thread's slices
 in (ts, -end, uid) order with the nesting rule of docs/tree.md.
 """
+
 import gzip
 import json
 from decimal import Decimal
 
 TOL_NS = 1000
-DEVICE_CATS = {"kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation",
-               "memcpy", "memset", "mtia_ccp_events", "cuda_profiler_range"}
+DEVICE_CATS = {
+    "kernel",
+    "gpu_memcpy",
+    "gpu_memset",
+    "gpu_user_annotation",
+    "memcpy",
+    "memset",
+    "mtia_ccp_events",
+    "cuda_profiler_range",
+}
 HOST_MARK = {"cpu_op", "operator", "python_function", "user_annotation"}
 
 

@@ -1,5 +1,7 @@
 """tracecols: a columnar analytics engine for PyTorch profiler traces.
 
+In a few lines:
+
     import tracecols as tc
     t = tc.open("trace.json.gz")
     t.sql("select cat, count(*) from events group by 1")   # -> polars DataFrame
@@ -7,6 +9,7 @@
     t.save("out/")                                         # -> Parquet + _tracecols.json
     tc.Lake("lake/").sql("select rank, count(*) from kernels group by 1")  # every rank of a job
 """
+
 from .errors import TraceError
 from .version import SCHEMA_VERSION, __version__
 
@@ -17,8 +20,10 @@ def __getattr__(name):
     # imported on first use: `import tracecols` stays light for worker processes and the CLI
     if name in ("open", "Trace"):
         from . import trace
+
         return getattr(trace, name)
     if name == "Lake":
         from .fleet.lake import Lake
+
         return Lake
     raise AttributeError(f"module 'tracecols' has no attribute {name!r}")

@@ -19,6 +19,7 @@ The command also calls without_pandas().
 A program that imports tracecols as a library keeps its own settings. Between stages the
 streaming ingest calls release(), which hands glibc's free heap pages back (malloc_trim).
 """
+
 import ctypes
 import ctypes.util
 import os

@@ -2,6 +2,7 @@
 
 Device events hang under the launch call that launched them, one level below it.
 """
+
 import json
 import sys
 
@@ -53,17 +54,35 @@ class TreeView:
             kn = self._kernel(uid, trace_id)
             if kn is None:
                 self._missing(uid)
-            return pl.DataFrame([{**{c: kn[c] for c in ("uid", "cat", "name", "ts_ns", "dur_ns")},
-                                  "kind": "kernel", "depth": 0}]).select(_NODE_COLS)
-        s = (sl.filter((pl.col("trace_id") == trace_id) & pl.col("pre").is_between(node["pre"], node["subtree_end"]))
-             .select("uid", pl.lit("slice").alias("kind"), "cat", "name",
-                     (pl.col("depth") - node["depth"]).alias("depth"), "ts_ns", "dur_ns",
-                     pl.col("pre").alias("_o1"), pl.lit(0).alias("_o2")))
-        kk = (k.filter(pl.col("trace_id") == trace_id)
-              .join(s.select(pl.col("uid").alias("launch_uid"), pl.col("depth").alias("_ld"), "_o1"),
-                    on="launch_uid", how="inner")
-              .select("uid", pl.lit("kernel").alias("kind"), "cat", "name", (pl.col("_ld") + 1).alias("depth"),
-                      "ts_ns", "dur_ns", "_o1", pl.lit(1).alias("_o2")))
+            return pl.DataFrame(
+                [{**{c: kn[c] for c in ("uid", "cat", "name", "ts_ns", "dur_ns")}, "kind": "kernel", "depth": 0}]
+            ).select(_NODE_COLS)
+        s = sl.filter((pl.col("trace_id") == trace_id) & pl.col("pre").is_between(node["pre"], node["subtree_end"])).select(
+            "uid",
+            pl.lit("slice").alias("kind"),
+            "cat",
+            "name",
+            (pl.col("depth") - node["depth"]).alias("depth"),
+            "ts_ns",
+            "dur_ns",
+            pl.col("pre").alias("_o1"),
+            pl.lit(0).alias("_o2"),
+        )
+        kk = (
+            k.filter(pl.col("trace_id") == trace_id)
+            .join(s.select(pl.col("uid").alias("launch_uid"), pl.col("depth").alias("_ld"), "_o1"), on="launch_uid", how="inner")
+            .select(
+                "uid",
+                pl.lit("kernel").alias("kind"),
+                "cat",
+                "name",
+                (pl.col("_ld") + 1).alias("depth"),
+                "ts_ns",
+                "dur_ns",
+                "_o1",
+                pl.lit(1).alias("_o2"),
+            )
+        )
         out = pl.concat([s, kk], how="vertical_relaxed").sort(["_o1", "_o2", "ts_ns", "uid"])
         return out.select(_NODE_COLS)
 
@@ -84,10 +103,30 @@ class TreeView:
             chain.append(r)
             u = r["parent_uid"]
         chain.reverse()
-        rows = [{"uid": r["uid"], "kind": "slice", "cat": r["cat"], "name": r["name"], "depth": i,
-                 "ts_ns": r["ts_ns"], "dur_ns": r["dur_ns"]} for i, r in enumerate(chain)]
-        return pl.DataFrame(rows, schema={"uid": pl.Int64, "kind": pl.String, "cat": pl.String, "name": pl.String,
-                                          "depth": pl.Int64, "ts_ns": pl.Int64, "dur_ns": pl.Int64})
+        rows = [
+            {
+                "uid": r["uid"],
+                "kind": "slice",
+                "cat": r["cat"],
+                "name": r["name"],
+                "depth": i,
+                "ts_ns": r["ts_ns"],
+                "dur_ns": r["dur_ns"],
+            }
+            for i, r in enumerate(chain)
+        ]
+        return pl.DataFrame(
+            rows,
+            schema={
+                "uid": pl.Int64,
+                "kind": pl.String,
+                "cat": pl.String,
+                "name": pl.String,
+                "depth": pl.Int64,
+                "ts_ns": pl.Int64,
+                "dur_ns": pl.Int64,
+            },
+        )
 
     def _fields(self, uids, fields, trace_id):
         if not fields or not uids:

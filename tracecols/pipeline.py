@@ -24,6 +24,7 @@ The directory is the one `Trace.save` writes (same tables, same columns) and app
 atomically. Between stages freed memory is handed back (memory.py); docs/performance.md
 has the measurements.
 """
+
 import json
 import os
 import shutil
@@ -149,6 +150,7 @@ def read_captures(directory, keep_secrets=False):
     every trace file in it by name. A single trace file is taken as the one capture trace.
     Their events are grafted into the trace's: redacted alike unless `keep_secrets`."""
     from .model.capture import Capture
+
     d = Path(str(directory))
     if d.is_file():
         tables, _ = read_tables([str(d)], keep_secrets=keep_secrets)
@@ -163,8 +165,11 @@ def read_captures(directory, keep_secrets=False):
         except (ValueError, TypeError, KeyError) as e:
             raise Malformed(listed, f"expected a JSON list of {{file, batch_size, mode}} objects ({e})") from None
     else:
-        items = [(p, None, None) for p in sorted(d.iterdir())
-                 if p.is_file() and (p.name.endswith(".json") or p.name.endswith(".json.gz"))]
+        items = [
+            (p, None, None)
+            for p in sorted(d.iterdir())
+            if p.is_file() and (p.name.endswith(".json") or p.name.endswith(".json.gz"))
+        ]
     if not items:
         raise SourceIOError(d, "holds no capture traces (*.json, *.json.gz)")
     out = []
@@ -172,8 +177,7 @@ def read_captures(directory, keep_secrets=False):
         if not path.exists():
             raise SourceIOError(path, f"is listed in {CAPTURE_DETAILS} but does not exist")
         tables, _ = read_tables([str(path)], keep_secrets=keep_secrets)
-        out.append(Capture(i, str(path), tables, batch if type(batch) is int else None,
-                           mode if isinstance(mode, str) else None))
+        out.append(Capture(i, str(path), tables, batch if type(batch) is int else None, mode if isinstance(mode, str) else None))
     return out
 
 
@@ -189,9 +193,7 @@ class _Clock:
         self.t = now
 
 
-
-def ingest_to_dir(paths, out_dir, keep_secrets=False, timings=None, views=True, captures=(), first_trace_id=0,
-                  parts=None):
+def ingest_to_dir(paths, out_dir, keep_secrets=False, timings=None, views=True, captures=(), first_trace_id=0, parts=None):
     """Read trace files into `out_dir`: every base table and the sql/ views as Parquet, plus
     _tracecols.json. `views`: True for every view, False for none, or the names of those to
     write (with the views they read). `captures`: capture.Capture objects for the graph
@@ -206,11 +208,15 @@ def ingest_to_dir(paths, out_dir, keep_secrets=False, timings=None, views=True, 
             parquet.write_table(tmp / f"{name}.parquet", tables.pop(name))
         clock.lap("parquet")
         memory.release()
-        names = _write_views(tmp, clock, None if timings is None else timings.setdefault("view_seconds", {}),
-                             None if views is True else views) if views else []
+        names = (
+            _write_views(
+                tmp, clock, None if timings is None else timings.setdefault("view_seconds", {}), None if views is True else views
+            )
+            if views
+            else []
+        )
         inputs = [_input(i) for i in infos]
-        parquet.write_manifest(tmp, parquet.manifest(list(BASE_TABLES) + names, inputs,
-                                                     secrets_redacted=not keep_secrets))
+        parquet.write_manifest(tmp, parquet.manifest(list(BASE_TABLES) + names, inputs, secrets_redacted=not keep_secrets))
         clock.lap("parquet")
     return Path(out_dir)
 
@@ -252,8 +258,7 @@ def _write_events(paths, path, keep_secrets, first_trace_id, parts):
     try:
         with scratch_dir("tracecols-parts-") as scratch:
             for trace_id, p in enumerate(paths, start=first_trace_id):
-                info = (parts > 1 and _read_parts(p, trace_id, writer, scratch, parts)) \
-                    or _read_whole(p, trace_id, writer)
+                info = (parts > 1 and _read_parts(p, trace_id, writer, scratch, parts)) or _read_whole(p, trace_id, writer)
                 infos.append(describe(info, trace_id, p, keep_secrets))
     except BaseException:
         writer.abort()
@@ -326,8 +331,17 @@ def _read_parts(p, trace_id, writer, scratch, parts):
     size, sha = digest if hashed is None else hashed.result()
     meta = dict(head)
     meta.update(tail)
-    return {"path": src.path, "form": form, "metadata": meta, "n_events": n, "sha256": sha,
-            "size": size, "gzip": src.gzip, "head_rank": rank, "parts": n_parts}
+    return {
+        "path": src.path,
+        "form": form,
+        "metadata": meta,
+        "n_events": n,
+        "sha256": sha,
+        "size": size,
+        "gzip": src.gzip,
+        "head_rank": rank,
+        "parts": n_parts,
+    }
 
 
 def _reading(path, size=None, parts=1):
@@ -364,8 +378,15 @@ def derive_from_file(events_path, infos, slices_path, clock=None, captures=()):
     memory.release()
     clock.lap("tree")
     # the small file's frame holds TREE_COLUMNS only: the sync events' args are read here
-    tables = derived_tables(ev, infos, clock, slices=pl.scan_parquet(slices_path), captures=captures,
-                            events_schema=EVENTS_SCHEMA, syncs=sync_events(pl.scan_parquet(events_path)))
+    tables = derived_tables(
+        ev,
+        infos,
+        clock,
+        slices=pl.scan_parquet(slices_path),
+        captures=captures,
+        events_schema=EVENTS_SCHEMA,
+        syncs=sync_events(pl.scan_parquet(events_path)),
+    )
     grafted = tables.pop("events_grafted")
     if "slices" in tables:
         parquet.write_table(slices_path, tables.pop("slices"))
@@ -386,6 +407,7 @@ def _small(events):
     """Whether `events` events are few enough to be derived in memory (and to have their views
     written two at a time)."""
     return events <= IN_MEMORY_EVENTS
+
 
 SLICE_ROWS = 1 << 20  # slices built at once (about 0.5 GB at the peak of a part)
 
@@ -419,8 +441,7 @@ def write_slices(events_path, out_path, chunk_rows=SLICE_ROWS):
         host = os.path.join(scratch, "host.parquet")
         con = duckdb.connect(config={"memory_limit": DUCKDB_MEMORY, "temp_directory": scratch})
         con.register("device_pids", device_pids(pl.scan_parquet(events_path)).to_arrow())
-        sql = _HOST_SLICES_SQL.format(events=quoted(events_path),
-                                      device_cats=", ".join(quoted(c) for c in DEVICE_CATS))
+        sql = _HOST_SLICES_SQL.format(events=quoted(events_path), device_cats=", ".join(quoted(c) for c in DEVICE_CATS))
         con.execute(f"COPY ({sql}) TO {quoted(host)} (FORMAT parquet)")
         con.close()
         frames = (pl.from_arrow(b) for b in pq.ParquetFile(host).iter_batches(batch_size=1 << 17))
@@ -435,13 +456,13 @@ def _write_views(tmp, clock, view_seconds=None, only=None):
     # a file, not an Arrow table: the view threads' cursors do not see registered tables
     parquet.write_table(tmp / "device_specs.parquet", device_specs_table())
     events = _events_in(tmp / "events.parquet")
-    engine = Engine(parquet.table_files(tmp), origin=str(tmp), memory_limit=_views_memory(events),
-                    temp_dir=tmp / ".spill", defer_views=True)
+    engine = Engine(
+        parquet.table_files(tmp), origin=str(tmp), memory_limit=_views_memory(events), temp_dir=tmp / ".spill", defer_views=True
+    )
     # two views at a time pay off on small traces only (docs/performance.md); on big ones
     # they gain no time and add a second result's batches to the peak
     tracker().stage("analyses", total_items=len(engine.views))
-    written = engine.materialise_all_to(Path(tmp), threads=2 if _small(events) else 1,
-                                        view_seconds=view_seconds, only=only)
+    written = engine.materialise_all_to(Path(tmp), threads=2 if _small(events) else 1, view_seconds=view_seconds, only=only)
     engine.con.close()
     shutil.rmtree(tmp / ".spill", ignore_errors=True)
     # private helpers were files only for the views that read them, all written now

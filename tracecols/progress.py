@@ -6,6 +6,7 @@ terminal). The line appears only once the work has run for SHOW_AFTER seconds, i
 few times a second from its own thread, and is erased when the work ends, so short commands
 and piped output never see it.
 """
+
 import sys
 import threading
 import time
@@ -150,4 +151,5 @@ def _seconds(s):
 
 def _width():
     import shutil
+
     return shutil.get_terminal_size((100, 20)).columns

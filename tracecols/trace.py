@@ -1,4 +1,5 @@
 """`tracecols.open(...)` -> Trace: the tables of one or more trace files, queryable with SQL."""
+
 from __future__ import annotations
 
 import os
@@ -13,7 +14,6 @@ from .store import parquet
 
 if TYPE_CHECKING:
     from .fleet.lake import Lake
-
 
 
 class Trace(Face):
@@ -31,6 +31,7 @@ class Trace(Face):
     def tree(self):
         """Navigation of the host tree: subtree(uid), ancestors(uid), print_subtree(uid), print_parents(uid)."""
         from .navigate import TreeView
+
         if getattr(self, "_tree", None) is None:
             self._tree = TreeView(self)
         return self._tree
@@ -38,15 +39,13 @@ class Trace(Face):
     def save(self, out_dir):
         """Write every table as Parquet (zstd) plus _tracecols.json, atomically."""
         tables = {name: self.table(name) for name in self.tables}
-        return parquet.write_dir(out_dir, tables, parquet.manifest(tables, self.inputs,
-                                                                   secrets_redacted=self.secrets_redacted))
+        return parquet.write_dir(out_dir, tables, parquet.manifest(tables, self.inputs, secrets_redacted=self.secrets_redacted))
 
     def __repr__(self):
         return f"<tracecols.Trace {self.origin}: {', '.join(self.tables)}>"
 
 
-def open(*paths: str | os.PathLike, keep_secrets: bool = False,
-         capture: str | os.PathLike | None = None) -> Trace | Lake:
+def open(*paths: str | os.PathLike, keep_secrets: bool = False, capture: str | os.PathLike | None = None) -> Trace | Lake:
     """Open trace files (local or fsspec URLs, .json or .json.gz), or a directory written by save()/ingest.
 
     Secrets (tokens, passwords, keys, … in the metadata and in every string of the events; see
@@ -66,15 +65,18 @@ def open(*paths: str | os.PathLike, keep_secrets: bool = False,
         manifest = parquet.read_manifest(d)
         if manifest and manifest.get("layout") == "lake":  # written by `tracecols ingest`: many traces
             from .fleet.lake import Lake
+
             return Lake(d, keep_secrets=keep_secrets)
         if manifest is None:
             raise SourceIOError(d, "is a directory without _tracecols.json (not a tracecols output)")
         # redacted on the way out: wholly if written with keep_secrets (or before events were
         # redacted), else only its small metadata tables
         stored = manifest.get("secrets_redacted") is True
-        return Trace(parquet.table_files(d), manifest.get("inputs", []), origin=str(d),
-                     redact=not keep_secrets, secrets_redacted=stored)
+        return Trace(
+            parquet.table_files(d), manifest.get("inputs", []), origin=str(d), redact=not keep_secrets, secrets_redacted=stored
+        )
     from .pipeline import ingest, read_captures  # here: opening a saved directory needs none of it
+
     captures = read_captures(capture, keep_secrets) if capture is not None else ()
     tables, inputs, scratch = ingest([str(p) for p in paths], keep_secrets=keep_secrets, captures=captures)
     t = Trace(tables, inputs, origin=", ".join(str(p) for p in paths), secrets_redacted=not keep_secrets)

@@ -1,4 +1,5 @@
 """`tracecols analyze SOURCE [-o DIR]`: run every analysis, save them as Parquet, print a summary."""
+
 import json
 import os
 import sys
@@ -31,8 +32,7 @@ def _table(out, title, header, rows, widths):
 
 
 # What summary() reads: without -o, the ingest writes only these (and what they read).
-SUMMARY_VIEWS = ("headline", "gpu_timeline", "kernel_stats", "top_ops", "graph_replay_share", "idle_gaps",
-                 "optimizable_ops")
+SUMMARY_VIEWS = ("headline", "gpu_timeline", "kernel_stats", "top_ops", "graph_replay_share", "idle_gaps", "optimizable_ops")
 
 
 def top_ops(trace, top):
@@ -54,15 +54,20 @@ def top_ops(trace, top):
 _SECTIONS = {
     "headline": ("headline", "SELECT * FROM headline"),
     # a trace's per-device rows only when it has several devices (else they repeat the trace's)
-    "gpu_timeline": ("gpu_timeline", """SELECT * FROM gpu_timeline
+    "gpu_timeline": (
+        "gpu_timeline",
+        """SELECT * FROM gpu_timeline
                      QUALIFY device IS NULL OR count(device) OVER (PARTITION BY trace_id) > 1
-                     ORDER BY trace_id, device NULLS FIRST"""),
+                     ORDER BY trace_id, device NULLS FIRST""",
+    ),
     "top_kernels": ("kernel_stats", "SELECT * FROM kernel_stats ORDER BY sum_ns DESC, name LIMIT {top}"),
     "top_ops": ("top_ops", None),
     "idle_gaps": ("idle_gaps", "SELECT * FROM idle_gaps ORDER BY gap_ns DESC, trace_id, uid LIMIT {top}"),
     # the best-scoring overall: a lake or a multi-GPU trace ranks each device separately
-    "optimizable_ops": ("optimizable_ops",
-                        "SELECT * FROM optimizable_ops ORDER BY score DESC, trace_id, device, uid LIMIT {top}"),
+    "optimizable_ops": (
+        "optimizable_ops",
+        "SELECT * FROM optimizable_ops ORDER BY score DESC, trace_id, device, uid LIMIT {top}",
+    ),
 }
 
 
@@ -87,35 +92,87 @@ def summary(trace, top=10, out=None):
     for line in headline_lines(d.get("headline", [])):
         out.write(line + "\n")
     if "gpu_timeline" in d:
-        rows = [(f"trace {r['trace_id']}" + ("" if r["device"] is None else f" dev {r['device']}"),
-                 _ns(r["total_ns"]), _pct(r["busy_pct"]), _pct(r["computation_pct"]),
-                 _pct(r["exposed_comm_pct"]), _pct(r["exposed_memcpy_pct"]), _pct(r["idle_pct"]))
-                for r in d["gpu_timeline"]]
-        _table(out, "GPU timeline (% of the span from first to last device event)",
-               ("scope", "span", "busy", "compute", "exp.comm", "exp.memcpy", "idle"), rows,
-               (18, 12, 7, 8, 8, 10, 7))
+        rows = [
+            (
+                f"trace {r['trace_id']}" + ("" if r["device"] is None else f" dev {r['device']}"),
+                _ns(r["total_ns"]),
+                _pct(r["busy_pct"]),
+                _pct(r["computation_pct"]),
+                _pct(r["exposed_comm_pct"]),
+                _pct(r["exposed_memcpy_pct"]),
+                _pct(r["idle_pct"]),
+            )
+            for r in d["gpu_timeline"]
+        ]
+        _table(
+            out,
+            "GPU timeline (% of the span from first to last device event)",
+            ("scope", "span", "busy", "compute", "exp.comm", "exp.memcpy", "idle"),
+            rows,
+            (18, 12, 7, 8, 8, 10, 7),
+        )
     if "top_kernels" in d:
-        rows = [(r["name"], r["device"], r["stream"], r["count"], _ns(r["sum_ns"]), _ns(r["mean_ns"]),
-                 _pct(r["time_pct"])) for r in d["top_kernels"]]
-        _table(out, "Top kernels by total time", ("kernel", "dev", "stream", "count", "total", "mean", "share"),
-               rows, (60, 4, 6, 7, 12, 12, 6))
+        rows = [
+            (r["name"], r["device"], r["stream"], r["count"], _ns(r["sum_ns"]), _ns(r["mean_ns"]), _pct(r["time_pct"]))
+            for r in d["top_kernels"]
+        ]
+        _table(
+            out,
+            "Top kernels by total time",
+            ("kernel", "dev", "stream", "count", "total", "mean", "share"),
+            rows,
+            (60, 4, 6, 7, 12, 12, 6),
+        )
     for line in d["notes"]:
         out.write(f"\n{line}\n")
     if "top_ops" in d:
-        rows = [(r["name"], r["parent_module"] or "-", r["count"] if r["count"] is not None else "",
-                 _ns(r["gpu_ns"]), _pct(r["share_pct"]), _ns(r["cpu_self_ns"]) if r["count"] is not None else "")
-                for r in d["top_ops"]]
-        _table(out, "Top ops by GPU time (kernels they launched directly; shares of GPU busy time)",
-               ("op", "module", "count", "GPU time", "share", "CPU self"), rows, (44, 24, 7, 12, 6, 12))
+        rows = [
+            (
+                r["name"],
+                r["parent_module"] or "-",
+                r["count"] if r["count"] is not None else "",
+                _ns(r["gpu_ns"]),
+                _pct(r["share_pct"]),
+                _ns(r["cpu_self_ns"]) if r["count"] is not None else "",
+            )
+            for r in d["top_ops"]
+        ]
+        _table(
+            out,
+            "Top ops by GPU time (kernels they launched directly; shares of GPU busy time)",
+            ("op", "module", "count", "GPU time", "share", "CPU self"),
+            rows,
+            (44, 24, 7, 12, 6, 12),
+        )
     if "idle_gaps" in d:
         rows = [(r["name"], r["device"], r["stream"], _ns(r["gap_ns"]), r["cause"], r["uid"]) for r in d["idle_gaps"]]
-        _table(out, "Worst idle gaps (before the kernel named)",
-               ("next kernel", "dev", "stream", "gap", "cause", "uid"), rows, (50, 4, 6, 12, 11, 10))
+        _table(
+            out,
+            "Worst idle gaps (before the kernel named)",
+            ("next kernel", "dev", "stream", "gap", "cause", "uid"),
+            rows,
+            (50, 4, 6, 12, 11, 10),
+        )
     if "optimizable_ops" in d:
-        rows = [(r["name"], r["trace_id"], r["device"], f"{r['score']:.2f}", _pct(r["idle_pct"]),
-                 _ns(r["self_ns"]), r["source"] or "-") for r in d["optimizable_ops"]]
-        _table(out, "Optimizable ops (device queue draining; idle fraction and self time, z-scored per device)",
-               ("op", "trace", "dev", "score", "idle", "self", "source"), rows, (36, 5, 4, 6, 6, 11, -50))
+        rows = [
+            (
+                r["name"],
+                r["trace_id"],
+                r["device"],
+                f"{r['score']:.2f}",
+                _pct(r["idle_pct"]),
+                _ns(r["self_ns"]),
+                r["source"] or "-",
+            )
+            for r in d["optimizable_ops"]
+        ]
+        _table(
+            out,
+            "Optimizable ops (device queue draining; idle fraction and self time, z-scored per device)",
+            ("op", "trace", "dev", "score", "idle", "self", "source"),
+            rows,
+            (36, 5, 4, 6, 6, 11, -50),
+        )
 
 
 def summary_json(trace, top=10, out=None):
@@ -127,14 +184,22 @@ def summary_json(trace, top=10, out=None):
 
 def register(sub):
     s = sub.add_parser("analyze", help="run every analysis, write each as Parquet (-o), print a summary")
-    s.add_argument("source", nargs="+", help="trace files (path, URL, quoted glob, - for standard input) "
-                                              "or a tracecols output directory")
+    s.add_argument(
+        "source", nargs="+", help="trace files (path, URL, quoted glob, - for standard input) or a tracecols output directory"
+    )
     s.add_argument("-o", "--output", help="directory for the analyses' Parquet files")
     s.add_argument("--top", type=int, default=10, help="rows per summary table (default 10)")
-    s.add_argument("--format", choices=["text", "json"], default="text",
-                   help="the summary as terminal tables (default) or as one JSON document, for scripts and CI")
-    s.add_argument("--capture", metavar="DIR",
-                   help="folder of CUDA/HIP graph capture traces: graph-replayed kernels go to the ops that captured them")
+    s.add_argument(
+        "--format",
+        choices=["text", "json"],
+        default="text",
+        help="the summary as terminal tables (default) or as one JSON document, for scripts and CI",
+    )
+    s.add_argument(
+        "--capture",
+        metavar="DIR",
+        help="folder of CUDA/HIP graph capture traces: graph-replayed kernels go to the ops that captured them",
+    )
     flags.keep_secrets(s)
     s.set_defaults(func=analyze)
 
@@ -147,8 +212,9 @@ def analyze(args):
     tables, secs = t.analyses()
     _note_unknown_devices(t, args)
     if args.output:
-        out = parquet.write_dir(args.output, tables, parquet.manifest(tables, t.inputs, kind="analyses",
-                                                                      secrets_redacted=t.secrets_redacted))
+        out = parquet.write_dir(
+            args.output, tables, parquet.manifest(tables, t.inputs, kind="analyses", secrets_redacted=t.secrets_redacted)
+        )
         _say(args, f"wrote {len(tables)} analyses to {out} ({sum(secs.values()):.2f} s of queries)")
     _print_summary(t, args)
     return 0
@@ -159,12 +225,14 @@ def _analyze_trace(args):
     into -o with every analysis written, or into a temporary directory when there is none,
     where only the analyses the summary shows are written (in the same bounded memory)."""
     from ..pipeline import ingest, read_captures
+
     captures = read_captures(args.capture, args.keep_secrets) if args.capture else ()
     with scratch_dir() as tmp:
         out = args.output or os.path.join(tmp, "out")
         t0 = time.perf_counter()
-        ingest(args.source, out=out, views=True if args.output else SUMMARY_VIEWS, captures=captures,
-               keep_secrets=args.keep_secrets)
+        ingest(
+            args.source, out=out, views=True if args.output else SUMMARY_VIEWS, captures=captures, keep_secrets=args.keep_secrets
+        )
         t = open_trace(out, keep_secrets=args.keep_secrets)
         _note_unknown_devices(t, args)
         if args.output:
@@ -186,7 +254,10 @@ def _say(args, line):
 
 def _note_unknown_devices(t, args):
     for trace_id, dev, name in t.assumed_devices():
-        _say(args, f"note: device {dev} of trace {trace_id} is not in its deviceProperties; taken as {name}, "
-                   f"the only device type listed (op_perf.device_model_source says so)")
+        _say(
+            args,
+            f"note: device {dev} of trace {trace_id} is not in its deviceProperties; taken as {name}, "
+            f"the only device type listed (op_perf.device_model_source says so)",
+        )
     for name in t.unknown_devices():
         _say(args, f"note: device {name!r} is not in the device peak table; op_perf's % of peak columns are null for it")

@@ -1,5 +1,6 @@
 """`tracecols augment IN OUT[.gz]`: the trace with `kernel_flop` / `kernel_num_gb` args, for Perfetto;
 with `--counters`, also the queue length and copy bandwidth as counter tracks."""
+
 import sys
 from decimal import Decimal
 
@@ -31,8 +32,9 @@ def augment_values(t):
               WHERE p.trace_id = 0)
         SELECT x.* FROM (SELECT * FROM k UNION ALL SELECT * FROM o) x ANTI JOIN have USING (uid)
         WHERE x.flop IS NOT NULL OR x.nbytes IS NOT NULL""")
-    skipped = t.sql("SELECT count(*) FROM events WHERE trace_id = 0 AND "
-                    "(kernel_flop IS NOT NULL OR kernel_num_gb IS NOT NULL)").item()
+    skipped = t.sql(
+        "SELECT count(*) FROM events WHERE trace_id = 0 AND (kernel_flop IS NOT NULL OR kernel_num_gb IS NOT NULL)"
+    ).item()
     values = {}
     for uid, flop, nbytes in rows.iter_rows():
         v = {}
@@ -74,16 +76,18 @@ def counter_events(t):
         FROM memcpy_bandwidth b JOIN pids p ON p.device IS NOT DISTINCT FROM b.device
         WHERE b.trace_id = 0
         ORDER BY b.device, b.direction, b.ts_ns""")
-    events = [{"ph": "C", "name": f"stream {stream} queue", "pid": _pid(pid, pid_str, device), "ts": us(ts),
-               "args": {"length": depth}}
-              for device, stream, pid, pid_str, ts, depth in queue.iter_rows()]
+    events = [
+        {"ph": "C", "name": f"stream {stream} queue", "pid": _pid(pid, pid_str, device), "ts": us(ts), "args": {"length": depth}}
+        for device, stream, pid, pid_str, ts, depth in queue.iter_rows()
+    ]
     n_queue = len(events)
     for device, direction, pid, pid_str, ts, rate in bandwidth.iter_rows():
         name = "memset" if direction == "memset" else f"memcpy {direction}"
-        events.append({"ph": "C", "name": name, "pid": _pid(pid, pid_str, device), "ts": us(ts),
-                       "args": {"GB/s": rate / 1e9}})
-    series = {"queue": queue.select(["device", "stream"]).unique().height,
-              "bandwidth": bandwidth.select(["device", "direction"]).unique().height}
+        events.append({"ph": "C", "name": name, "pid": _pid(pid, pid_str, device), "ts": us(ts), "args": {"GB/s": rate / 1e9}})
+    series = {
+        "queue": queue.select(["device", "stream"]).unique().height,
+        "bandwidth": bandwidth.select(["device", "direction"]).unique().height,
+    }
     return events, n_queue, series
 
 
@@ -97,13 +101,19 @@ def augment(args):
     counters, n_queue, series = counter_events(t) if args.counters else ([], 0, {})
     n = write_augmented(args.input, args.output, values, keep_secrets=args.keep_secrets, events=counters)
     kern = t.sql("select count(*) from kernels").item()
-    sys.stdout.write(f"wrote {args.output}: kernel_flop / kernel_num_gb on {n:,} events "
-                     f"({kern:,} device events in the trace)"
-                     + (f"; {skipped:,} events already had them and were left as they were" if skipped else "")
-                     + (f"; {len(counters):,} counter samples: queue length of {series['queue']:,} stream(s) "
-                        f"({n_queue:,}), copy bandwidth of {series['bandwidth']:,} device/direction series "
-                        f"({len(counters) - n_queue:,})" if args.counters else "")
-                     + "\n")
+    sys.stdout.write(
+        f"wrote {args.output}: kernel_flop / kernel_num_gb on {n:,} events "
+        f"({kern:,} device events in the trace)"
+        + (f"; {skipped:,} events already had them and were left as they were" if skipped else "")
+        + (
+            f"; {len(counters):,} counter samples: queue length of {series['queue']:,} stream(s) "
+            f"({n_queue:,}), copy bandwidth of {series['bandwidth']:,} device/direction series "
+            f"({len(counters) - n_queue:,})"
+            if args.counters
+            else ""
+        )
+        + "\n"
+    )
     return 0
 
 
@@ -111,8 +121,11 @@ def register(sub):
     s = sub.add_parser("augment", help="write the trace with kernel_flop / kernel_num_gb args on kernels and their ops")
     s.add_argument("input", help="trace file (.json / .json.gz)")
     s.add_argument("output", help="output trace (.json, or .json.gz to compress)")
-    s.add_argument("--counters", action="store_true",
-                   help="also add counter tracks on each device: the queue length of every stream and the "
-                        "memcpy/memset bandwidth (GB/s) per direction")
+    s.add_argument(
+        "--counters",
+        action="store_true",
+        help="also add counter tracks on each device: the queue length of every stream and the "
+        "memcpy/memset bandwidth (GB/s) per direction",
+    )
     flags.keep_secrets(s)
     s.set_defaults(func=augment)

@@ -1,4 +1,5 @@
 """The subcommands. Each takes the parsed arguments and prints or writes its result."""
+
 import json
 import sys
 
@@ -26,16 +27,18 @@ def info(args):
     for tr in t.sql("select * from traces order by trace_id").iter_rows(named=True):
         meta = json.loads(tr["metadata"]) if tr["metadata"] else {}
         out.write(f"file         {tr['path']}\n")
-        out.write(f"size         {_human_bytes(tr['size_bytes'])}{' (gzip)' if tr['gzip'] else ''}"
-                  f"   sha256 {tr['sha256'][:16]}…\n")
+        out.write(
+            f"size         {_human_bytes(tr['size_bytes'])}{' (gzip)' if tr['gzip'] else ''}   sha256 {tr['sha256'][:16]}…\n"
+        )
         out.write(f"events       {tr['n_events']:,}\n")
         out.write(f"time span    {fmt_ns(tr['span_ns'], '?')}   (first event at {tr['start_ns']} ns)\n")
         rank = "unknown" if tr["rank"] is None else f"{tr['rank']} (from {tr['rank_source']})"
         ws = "unknown" if tr["world_size"] is None else tr["world_size"]
         out.write(f"rank         {rank}   world size {ws}   backend {tr['backend'] or '-'}\n")
         out.write(f"schema       {tr['schema_version'] or '-'}\n")
-        devs = t.sql(f"select device, name, num_sms, total_global_mem_bytes from devices "
-                     f"where trace_id = {tr['trace_id']} order by device")
+        devs = t.sql(
+            f"select device, name, num_sms, total_global_mem_bytes from devices where trace_id = {tr['trace_id']} order by device"
+        )
         if devs.height:
             names = devs.group_by("name", maintain_order=True).len()
             desc = ", ".join(f"{r['len']}x {r['name'] or '(no name)'}" for r in names.iter_rows(named=True))
@@ -43,23 +46,25 @@ def info(args):
         else:
             out.write("devices      none listed\n")
         for _, dev, name in (d for d in assumed if d[0] == tr["trace_id"]):
-            out.write(f"assumed      device {dev} (ran work, not in deviceProperties) taken as {name}: "
-                      f"the only device type listed\n")
+            out.write(
+                f"assumed      device {dev} (ran work, not in deviceProperties) taken as {name}: the only device type listed\n"
+            )
         out.write(f"metadata     {', '.join(sorted(meta)) or '-'}\n")
         hidden = (tr["metadata"] or "").count(REDACTED)  # distributedInfo is inside metadata
         marks = sql_redacted_count(t.arrow("select * from events limit 0").schema)
-        in_events = t.sql(f"select coalesce(sum({marks}), 0)::BIGINT from events "
-                          f"where trace_id = {tr['trace_id']}").item()
+        in_events = t.sql(f"select coalesce(sum({marks}), 0)::BIGINT from events where trace_id = {tr['trace_id']}").item()
         if hidden or in_events:
-            out.write(f"secrets      {hidden + in_events} value(s) redacted ({hidden} in metadata, {in_events} in "
-                      f"events: tokens, passwords, keys); --keep-secrets keeps them\n")
+            out.write(
+                f"secrets      {hidden + in_events} value(s) redacted ({hidden} in metadata, {in_events} in "
+                f"events: tokens, passwords, keys); --keep-secrets keeps them\n"
+            )
         if tr["warnings"]:
             for w in tr["warnings"]:
                 out.write(f"warning      {w}\n")
         # a negative dur (counted in the warnings above) adds nothing, as in every other sum
         cats = t.sql(f"""select coalesce(cat, '(none)') as cat, ph, count(*) as events,
                                 sum(greatest(dur_ns, 0))::BIGINT as total_dur_ns
-                         from events where trace_id = {tr['trace_id']}
+                         from events where trace_id = {tr["trace_id"]}
                          group by all order by events desc""")
         out.write("\nevents by category\n")
         width = max([len(c) for c in cats["cat"]] + [8])
@@ -103,17 +108,21 @@ def emit(df, output, fmt):
 def _flat(df):
     """CSV has no lists or structs: such columns are written as their JSON text."""
     import polars as pl
+
     nested = [c for c, t in df.schema.items() if t.is_nested()]
     if not nested:
         return df
-    return df.with_columns(pl.Series(c, [None if v is None else json.dumps(v, default=str)
-                                         for v in df[c].to_list()], dtype=pl.String) for c in nested)
+    return df.with_columns(
+        pl.Series(c, [None if v is None else json.dumps(v, default=str) for v in df[c].to_list()], dtype=pl.String)
+        for c in nested
+    )
 
 
 def _write_atomic(df, path, fmt):
 
     from ..store.atomic import atomic_output
     from ..store.parquet import write_table
+
     with atomic_output(path) as f:
         if fmt == "parquet":
             write_table(f, df.to_arrow())
@@ -127,25 +136,27 @@ def _write_atomic(df, path, fmt):
 
 def _table_text(df):
     import polars as pl
+
     with pl.Config(tbl_rows=-1, tbl_cols=-1, fmt_str_lengths=1000, tbl_width_chars=10000):
         return str(df) + "\n"
 
 
 def tree(args):
     from ..errors import QueryError
-    t = open_trace(*expand([args.source], one=True, command="tree"), capture=args.capture,
-                   keep_secrets=args.keep_secrets)
+
+    t = open_trace(*expand([args.source], one=True, command="tree"), capture=args.capture, keep_secrets=args.keep_secrets)
     uid = args.uid
     if uid is None:
         name = args.name.replace("'", "''")
-        hits = t.sql(f"select uid from slices where trace_id = {int(args.trace_id)} and name = '{name}' "
-                     f"order by ts_ns, uid")
+        hits = t.sql(f"select uid from slices where trace_id = {int(args.trace_id)} and name = '{name}' order by ts_ns, uid")
         if hits.height == 0:
             raise QueryError(args.source, f"no host event named {args.name!r}")
         uid = hits["uid"][0]
         if hits.height > 1:
-            print(f"tracecols: {hits.height} events named {args.name}; showing the first (uid {uid}), "
-                  f"pick another with --uid", file=sys.stderr)
+            print(
+                f"tracecols: {hits.height} events named {args.name}; showing the first (uid {uid}), pick another with --uid",
+                file=sys.stderr,
+            )
     if args.fields is None:
         fields = ("Input Dims", "Input type") if args.parents else ()
     else:

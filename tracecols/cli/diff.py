@@ -1,4 +1,5 @@
 """`tracecols diff A B [--by kernel|op|callpath] [--by-device] [-o DIR]`: what changed between two traces."""
+
 import sys
 
 # polars is imported in the functions that use it: the CLI's parser loads this module for
@@ -30,11 +31,13 @@ def compute(a, b, kinds=KINDS, captures=(), by_device=False, keep_secrets=False)
 
 def _ms(col):
     import polars as pl
+
     return (pl.col(col) / 1e6).round(3)
 
 
 def _short(col, width, left=False):
     import polars as pl
+
     c = pl.col(col).fill_null("")
     cut = (pl.lit("…") + c.str.slice(-(width - 1))) if left else (c.str.slice(0, width - 1) + pl.lit("…"))
     return pl.when(c.str.len_chars() > width).then(cut).otherwise(c).alias(col)
@@ -42,30 +45,53 @@ def _short(col, width, left=False):
 
 def terminal(frame, kind, top):
     import polars as pl
+
     f = frame.head(top)
     if kind == "kernel":
-        where = ([pl.col("device")] if "device" in frame.columns else
-                 [pl.col("devices_a").alias("dev A"), pl.col("devices_b").alias("dev B")])
-        cols = [pl.col("status"), *where, _short("name", 60),
-                pl.col("count_a").alias("n A"), pl.col("count_b").alias("n B"),
-                _ms("gpu_ns_a").alias("GPU ms A"), _ms("gpu_ns_b").alias("GPU ms B"),
-                _ms("delta_gpu_ns").alias("Δ ms"), pl.col("delta_gpu_pct").round(1).alias("Δ %")]
+        where = (
+            [pl.col("device")]
+            if "device" in frame.columns
+            else [pl.col("devices_a").alias("dev A"), pl.col("devices_b").alias("dev B")]
+        )
+        cols = [
+            pl.col("status"),
+            *where,
+            _short("name", 60),
+            pl.col("count_a").alias("n A"),
+            pl.col("count_b").alias("n B"),
+            _ms("gpu_ns_a").alias("GPU ms A"),
+            _ms("gpu_ns_b").alias("GPU ms B"),
+            _ms("delta_gpu_ns").alias("Δ ms"),
+            pl.col("delta_gpu_pct").round(1).alias("Δ %"),
+        ]
         if frame["flops_a"].is_not_null().any() or frame["flops_b"].is_not_null().any():
-            cols += [pl.col("tflops_per_s_a").round(2).alias("TFLOP/s A"), pl.col("tflops_per_s_b").round(2).alias("TFLOP/s B"),
-                     pl.col("flops_pct_of_peak_a").round(1).alias("%peak A"),
-                     pl.col("flops_pct_of_peak_b").round(1).alias("%peak B")]
+            cols += [
+                pl.col("tflops_per_s_a").round(2).alias("TFLOP/s A"),
+                pl.col("tflops_per_s_b").round(2).alias("TFLOP/s B"),
+                pl.col("flops_pct_of_peak_a").round(1).alias("%peak A"),
+                pl.col("flops_pct_of_peak_b").round(1).alias("%peak B"),
+            ]
         if frame["bytes_a"].is_not_null().any() or frame["bytes_b"].is_not_null().any():
-            cols += [pl.col("tb_per_s_a").round(3).alias("TB/s A"), pl.col("tb_per_s_b").round(3).alias("TB/s B"),
-                     pl.col("bandwidth_pct_of_peak_a").round(1).alias("%bw A"),
-                     pl.col("bandwidth_pct_of_peak_b").round(1).alias("%bw B")]
+            cols += [
+                pl.col("tb_per_s_a").round(3).alias("TB/s A"),
+                pl.col("tb_per_s_b").round(3).alias("TB/s B"),
+                pl.col("bandwidth_pct_of_peak_a").round(1).alias("%bw A"),
+                pl.col("bandwidth_pct_of_peak_b").round(1).alias("%bw B"),
+            ]
     else:
         key = "name" if kind == "op" else "callpath"
-        cols = [pl.col("status"), _short(key, 70, left=kind == "callpath"),
-                pl.col("count_a").alias("n A"), pl.col("count_b").alias("n B"),
-                _ms("gpu_ns_a").alias("GPU ms A"), _ms("gpu_ns_b").alias("GPU ms B"),
-                _ms("delta_gpu_ns").alias("Δ GPU ms"),
-                _ms("host_ns_a").alias("host ms A"), _ms("host_ns_b").alias("host ms B"),
-                _ms("delta_host_ns").alias("Δ host ms")]
+        cols = [
+            pl.col("status"),
+            _short(key, 70, left=kind == "callpath"),
+            pl.col("count_a").alias("n A"),
+            pl.col("count_b").alias("n B"),
+            _ms("gpu_ns_a").alias("GPU ms A"),
+            _ms("gpu_ns_b").alias("GPU ms B"),
+            _ms("delta_gpu_ns").alias("Δ GPU ms"),
+            _ms("host_ns_a").alias("host ms A"),
+            _ms("host_ns_b").alias("host ms B"),
+            _ms("delta_host_ns").alias("Δ host ms"),
+        ]
     return f.select(cols)
 
 
@@ -76,15 +102,28 @@ def diff(args):
     n_a = (frame["status"] == "only in A").sum()
     n_b = (frame["status"] == "only in B").sum()
     import polars as pl
+
     out = sys.stdout
     out.write(f"A  {args.a}\nB  {args.b}\n")
-    how = {"kernel": " by device and name" if args.by_device else " by name, all devices together",
-           "op": " by name", "callpath": ""}[args.by]
-    out.write(f"{args.by}s{how}: {frame.height} keys, {n_a} only in A, {n_b} only in B, {frame.height - n_a - n_b} in both; "
-              f"GPU time A {frame['gpu_ns_a'].sum() / 1e6:.3f} ms, B {frame['gpu_ns_b'].sum() / 1e6:.3f} ms"
-              f" (sorted by |Δ GPU time|, top {min(args.top, frame.height)})\n")
-    with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_width_chars=250, fmt_str_lengths=80,
-                   tbl_hide_dataframe_shape=True, tbl_hide_column_data_types=True, float_precision=3):
+    how = {
+        "kernel": " by device and name" if args.by_device else " by name, all devices together",
+        "op": " by name",
+        "callpath": "",
+    }[args.by]
+    out.write(
+        f"{args.by}s{how}: {frame.height} keys, {n_a} only in A, {n_b} only in B, {frame.height - n_a - n_b} in both; "
+        f"GPU time A {frame['gpu_ns_a'].sum() / 1e6:.3f} ms, B {frame['gpu_ns_b'].sum() / 1e6:.3f} ms"
+        f" (sorted by |Δ GPU time|, top {min(args.top, frame.height)})\n"
+    )
+    with pl.Config(
+        tbl_rows=-1,
+        tbl_cols=-1,
+        tbl_width_chars=250,
+        fmt_str_lengths=80,
+        tbl_hide_dataframe_shape=True,
+        tbl_hide_column_data_types=True,
+        float_precision=3,
+    ):
         out.write(str(terminal(frame, args.by, args.top)) + "\n")
     if args.output:
         tables = {FILES[k]: res[k].to_arrow() for k in KINDS}
@@ -98,11 +137,17 @@ def register(sub):
     s.add_argument("a", help="trace A (file, URL or tracecols output directory)")
     s.add_argument("b", help="trace B")
     s.add_argument("--by", choices=KINDS, default="kernel", help="what to compare on screen (default kernel)")
-    s.add_argument("--by-device", action="store_true",
-                   help="match kernels by device and name (default: by name, summed over devices)")
+    s.add_argument(
+        "--by-device", action="store_true", help="match kernels by device and name (default: by name, summed over devices)"
+    )
     s.add_argument("-o", "--output", help="write all three comparisons as Parquet into this directory")
     s.add_argument("--top", type=int, default=30, help="rows shown on screen (default 30)")
-    s.add_argument("--capture", metavar="DIR", action="append", default=[],
-                   help="graph capture traces: once for both traces, or twice (A's, then B's)")
+    s.add_argument(
+        "--capture",
+        metavar="DIR",
+        action="append",
+        default=[],
+        help="graph capture traces: once for both traces, or twice (A's, then B's)",
+    )
     flags.keep_secrets(s)
     s.set_defaults(func=diff)

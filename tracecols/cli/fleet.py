@@ -1,4 +1,5 @@
 """`tracecols ingest` (traces -> lake, in parallel, with a progress bar) and `tracecols export`."""
+
 import os
 import sys
 import time
@@ -59,10 +60,17 @@ class ProgressReporter(Reporter, Tracker):
         )
 
         self.progress = Progress(
-            TextColumn("[bold]ingest"), BarColumn(), DownloadColumn(binary_units=False),
+            TextColumn("[bold]ingest"),
+            BarColumn(),
+            DownloadColumn(binary_units=False),
             TextColumn("{task.fields[rate]}"),
-            TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
-            console=Console(file=self.stream), transient=False, refresh_per_second=4)
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            console=Console(file=self.stream),
+            transient=False,
+            refresh_per_second=4,
+        )
         self.files_total = n_files
         self.task = self.progress.add_task("ingest", total=n_bytes or 1, rate=f"0/{n_files:,} files", completed=0)
         self.progress.start()
@@ -72,8 +80,11 @@ class ProgressReporter(Reporter, Tracker):
         self.n_done += 1
         if self.progress is not None:
             rate = self.n_events / max(time.perf_counter() - self.t0, 1e-9)
-            self.progress.update(self.task, advance=max((record["size"] or 0) - self.read_here, 0),
-                                 rate=f"{self.n_done:,}/{self.files_total:,} files  {rate / 1e3:,.0f}k events/s")
+            self.progress.update(
+                self.task,
+                advance=max((record["size"] or 0) - self.read_here, 0),
+                rate=f"{self.n_done:,}/{self.files_total:,} files  {rate / 1e3:,.0f}k events/s",
+            )
         self.read_here = 0
 
     def finish(self):
@@ -121,8 +132,15 @@ def ingest(args):
     rep = ProgressReporter(quiet=args.quiet)
     try:
         with using(rep):
-            res = ingest_lake(args.sources, args.output, executor=executor, jobs=args.jobs, reporter=rep,
-                              keep_secrets=args.keep_secrets, lock_timeout=lock_timeout)
+            res = ingest_lake(
+                args.sources,
+                args.output,
+                executor=executor,
+                jobs=args.jobs,
+                reporter=rep,
+                keep_secrets=args.keep_secrets,
+                lock_timeout=lock_timeout,
+            )
     finally:
         if client is not None:
             client.close()
@@ -147,4 +165,3 @@ def export(args):
     out, names = lake.export_duckdb(args.duckdb)
     print(f"tracecols: wrote {out} ({len(names)} views over {len(lake.traces)} traces)", file=sys.stderr)
     return 0
-

@@ -1,4 +1,5 @@
 """`tracecols link --et ET --kineto TRACE -o OUT`: Execution Trace <-> Kineto linking."""
+
 import json
 import sys
 import time
@@ -18,13 +19,15 @@ def run_link(et_path, kineto_path, keep_secrets=False):
     from ..model.et_link import link as link_tables
     from ..pipeline import read_tables as ingest
     from ..read.execution_trace import read_execution_trace
+
     t0 = time.perf_counter()
     et = read_execution_trace(et_path)
     if not keep_secrets:
         et = dict(et, meta=redact(et["meta"]), **{k: redact_table(et[k]) for k in ("nodes", "inputs", "outputs")})
     tables, inputs = ingest([kineto_path], keep_secrets=keep_secrets)
-    nodes, kernels, summary = link_tables(et["nodes"], tables["events"], tables["slices"], tables["kernels"],
-                                          et_pid=et["meta"].get("pid"))
+    nodes, kernels, summary = link_tables(
+        et["nodes"], tables["events"], tables["slices"], tables["kernels"], et_pid=et["meta"].get("pid")
+    )
     summary["et_schema"] = et["meta"].get("schema")
     summary["seconds"] = round(time.perf_counter() - t0, 3)
     return et, inputs, nodes, kernels, summary
@@ -38,29 +41,43 @@ def summary_table(s):
 def link(args):
     et, inputs, nodes, kernels, s = run_link(args.et, args.kineto, args.keep_secrets)
     out = Path(args.output)
-    tables = {"et_nodes": nodes, "et_inputs": et["inputs"], "et_outputs": et["outputs"],
-              "et_kernels": kernels, "et_link": summary_table(s)}
-    ins = ([{"path": et["path"], "size": et["size"], "sha256": et["sha256"], "kind": "execution_trace"}]
-           + [dict(i, kind="kineto") for i in inputs])
-    parquet.write_dir(out, tables, parquet.manifest(tables, ins, layout="et_link", link=s,
-                                                    secrets_redacted=not args.keep_secrets))
+    tables = {
+        "et_nodes": nodes,
+        "et_inputs": et["inputs"],
+        "et_outputs": et["outputs"],
+        "et_kernels": kernels,
+        "et_link": summary_table(s),
+    }
+    ins = [{"path": et["path"], "size": et["size"], "sha256": et["sha256"], "kind": "execution_trace"}] + [
+        dict(i, kind="kineto") for i in inputs
+    ]
+    parquet.write_dir(
+        out, tables, parquet.manifest(tables, ins, layout="et_link", link=s, secrets_redacted=not args.keep_secrets)
+    )
     plus = Path(args.et_plus) if args.et_plus else out / "et_plus.json"
     from ..store.et_json import write_et_plus
+
     write_et_plus(args.et, et["meta"], nodes, kernels, plus, keep_secrets=args.keep_secrets)
     w = sys.stdout.write
     w(f"ET           {et['path']}  (schema {s['et_schema']}, {s['et_nodes']:,} nodes)\n")
     w(f"Kineto       {inputs[0]['path']}  ({s['kineto_ops']:,} cpu_op/user_annotation ops)\n")
     w(f"linked by    {s['method']}  — {s['why']}\n")
-    w(f"matched      {s['matched']:,} of {s['et_ops']:,} ET ops  (match rate {100 * s['match_rate']:.2f}%)"
-      f"; {100 * s['kineto_coverage']:.2f}% of the Kineto ops\n")
+    w(
+        f"matched      {s['matched']:,} of {s['et_ops']:,} ET ops  (match rate {100 * s['match_rate']:.2f}%)"
+        f"; {100 * s['kineto_coverage']:.2f}% of the Kineto ops\n"
+    )
     if s["name_mismatch"]:
         w(f"not linked   {s['name_mismatch']:,} id matches whose op names differ\n")
     if s["parent_consistent"] is not None:
-        w(f"check        {100 * s['parent_consistent']:.2f}% of linked parent/child pairs are nested the same "
-          f"way in the Kineto host tree\n")
+        w(
+            f"check        {100 * s['parent_consistent']:.2f}% of linked parent/child pairs are nested the same "
+            f"way in the Kineto host tree\n"
+        )
     if s["pid_match"] is False:
-        w(f"warning      the ET's pid {s['et_pid']} is not a pid of the Kineto trace ({s['kineto_pids']}): "
-          "are these two traces of the same process?\n")
+        w(
+            f"warning      the ET's pid {s['et_pid']} is not a pid of the Kineto trace ({s['kineto_pids']}): "
+            "are these two traces of the same process?\n"
+        )
     w(f"kernels      {s['kernels_linked']:,} of {s['kernels']:,} device events under a linked op\n")
     w(f"wrote        {out}/ (et_nodes, et_inputs, et_outputs, et_kernels, et_link .parquet) and {plus}\n")
     w(f"time         {s['seconds']:.2f} s\n")

@@ -1,4 +1,5 @@
 """`tracecols report SOURCE -o report.html`: one self-contained HTML file of charts and tables."""
+
 import sys
 
 from . import flags
@@ -6,12 +7,18 @@ from . import flags
 
 def register(sub):
     s = sub.add_parser("report", help="write a self-contained HTML report (charts, sortable tables; works offline)")
-    s.add_argument("source", nargs="+", help="trace files (path, URL, quoted glob, - for standard input), "
-                                              "a tracecols output directory or a lake directory")
+    s.add_argument(
+        "source",
+        nargs="+",
+        help="trace files (path, URL, quoted glob, - for standard input), a tracecols output directory or a lake directory",
+    )
     s.add_argument("-o", "--output", default="report.html", help="the HTML file to write (default report.html)")
     s.add_argument("--title", help="title shown at the top of the page")
-    s.add_argument("--capture", metavar="DIR",
-                   help="folder of CUDA/HIP graph capture traces: graph-replayed kernels go to the ops that captured them")
+    s.add_argument(
+        "--capture",
+        metavar="DIR",
+        help="folder of CUDA/HIP graph capture traces: graph-replayed kernels go to the ops that captured them",
+    )
     flags.keep_secrets(s)
     s.set_defaults(func=report)
 
@@ -19,8 +26,9 @@ def register(sub):
 def report(args):
     from ..trace import open as open_trace
     from .sources import expand
-    out = open_trace(*expand(args.source), capture=args.capture,
-                     keep_secrets=args.keep_secrets).report(args.output, args.title)
+
+    out = open_trace(*expand(args.source), capture=args.capture, keep_secrets=args.keep_secrets).report(args.output, args.title)
     import os
+
     print(f"tracecols: wrote {out} ({os.path.getsize(out) / 1e3:,.0f} kB)", file=sys.stderr)
     return 0

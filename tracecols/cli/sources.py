@@ -1,4 +1,5 @@
 """The traces named on a command line: paths, URLs, quoted globs, and `-` for standard input."""
+
 import glob
 import os
 import shutil
@@ -58,6 +59,5 @@ def expand(items, one=False, command="this command"):
         else:
             out.append(item)
     if one and len(out) != 1:
-        raise SourceIOError(" ".join(map(str, items)),
-                            f"{command} takes one trace, and these name {len(out)}")
+        raise SourceIOError(" ".join(map(str, items)), f"{command} takes one trace, and these name {len(out)}")
     return out

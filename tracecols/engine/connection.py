@@ -1,6 +1,7 @@
 """The one catalog: a DuckDB connection over base tables held anywhere — Arrow tables in
 memory, Parquet files of a saved trace, scans of a lake's files — with the device peak table
 and every sql/ view on top, and secrets redacted on the way in (model/secrets.py)."""
+
 import re
 import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
@@ -31,8 +32,18 @@ class Engine:
     filesystem the scans read through. `database`: a DuckDB file to write the catalog into
     (the Arrow tables become tables of that file) instead of an in-memory one."""
 
-    def __init__(self, tables, origin="<trace>", memory_limit=None, temp_dir=None, defer_views=False,
-                 redact=False, clean=False, fs=None, database=None):
+    def __init__(
+        self,
+        tables,
+        origin="<trace>",
+        memory_limit=None,
+        temp_dir=None,
+        defer_views=False,
+        redact=False,
+        clean=False,
+        fs=None,
+        database=None,
+    ):
         self.origin = origin
         # merge_join_threshold 0: a join on two inequalities (a position inside [pre, subtree_end])
         # is an IEJoin even when one side looks small: DuckDB's estimate of a filtered scan is often
@@ -213,13 +224,15 @@ class Engine:
         cursors = [self.con.cursor() for _ in range(threads)]
         with ThreadPoolExecutor(threads) as pool:
             while pending or running:
-                for name in [n for n in pending if self._reads[n] <= done][:threads - len(running)]:
+                for name in [n for n in pending if self._reads[n] <= done][: threads - len(running)]:
                     pending.remove(name)
                     started.append(name)
                     query = self._define(name)
                     cur = cursors.pop()
-                    running[pool.submit(self._timed_stream_to, cur, name, directory / f"{name}.parquet",
-                                        view_seconds, query)] = (name, cur)
+                    running[pool.submit(self._timed_stream_to, cur, name, directory / f"{name}.parquet", view_seconds, query)] = (
+                        name,
+                        cur,
+                    )
                 finished, _ = wait(running, return_when=FIRST_COMPLETED)
                 for f in finished:
                     name, cur = running.pop(f)
@@ -260,6 +273,7 @@ class Engine:
 
     def _stream_to(self, con, name, path, batch_rows=1 << 17, query=None):
         from ..store.parquet import writer
+
         try:
             reader = con.sql(query or f"SELECT * FROM {name}").to_arrow_reader(batch_rows)
         except duckdb.Error as e:
@@ -282,8 +296,11 @@ def check_read_only(query, origin):
         raise QueryError(origin, str(e)) from None
     bad = sorted({k for k in kinds if k not in READ_ONLY_KINDS})
     if bad:
-        raise Unsupported(origin, f"tracecols sql runs read-only queries over an in-memory database and writes "
-                                  f"only with -o; {', '.join(bad)} statements are refused")
+        raise Unsupported(
+            origin,
+            f"tracecols sql runs read-only queries over an in-memory database and writes "
+            f"only with -o; {', '.join(bad)} statements are refused",
+        )
 
 
 def _sql_str(v):

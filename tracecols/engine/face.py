@@ -1,4 +1,5 @@
 """What a Trace and a Lake share: SQL, tables and analyses over one Engine."""
+
 from __future__ import annotations
 
 import time
@@ -62,12 +63,14 @@ class Face:
         (e.g. 'forward', '[param|%|measure|forward]'), the path is taken through each
         annotation that matches instead of each step (overlapping ones each get theirs)."""
         import polars as pl
+
         name = "critical_path_summary" if summary else "critical_path"
         if annotation is None:
             return self.sql(f"SELECT * FROM {name}")
         from ..errors import QueryError
         from ..model.cp_graph import SYNC_COLUMNS, sync_events
         from ..model.critical_path import critical_path_edges
+
         quoted = "'" + annotation.replace("'", "''") + "'"
         if not self.sql(f"SELECT count(*) AS n FROM slices WHERE name LIKE {quoted}")["n"][0]:
             raise QueryError(self.origin, f"no host annotation or op is named like {annotation!r}")
@@ -78,19 +81,24 @@ class Face:
             path = self._engine.view_over("critical_path_summary", {"critical_path": path, "critical_path_edges": edges})
         return pl.DataFrame(pl.from_arrow(path))
 
-    def compare(self, other: Face, kinds: tuple[str, ...] = ("kernel", "op", "callpath"),
-                by_device: bool = False) -> dict[str, pl.DataFrame]:
+    def compare(
+        self, other: Face, kinds: tuple[str, ...] = ("kernel", "op", "callpath"), by_device: bool = False
+    ) -> dict[str, pl.DataFrame]:
         """What changed from this trace (A) to `other` (B): {kind: comparison frame} by kernel,
         op or call path (docs/diff.md). Kernels match by name over all devices, or by
         (device, name) with `by_device`."""
         from ..model.diff import diff
+
         a, b = self._diff_tables(), other._diff_tables()
         return {k: diff(a, b, k, by_device) for k in kinds}
 
     def _diff_tables(self) -> dict[str, pl.DataFrame]:
         import polars as pl
-        d = {"slices": pl.DataFrame(pl.from_arrow(self.table("slices"))),
-             "kernels": pl.DataFrame(pl.from_arrow(self.table("kernels")))}
+
+        d = {
+            "slices": pl.DataFrame(pl.from_arrow(self.table("slices"))),
+            "kernels": pl.DataFrame(pl.from_arrow(self.table("kernels"))),
+        }
         if "kernel_perf" in self.tables:
             d["kernel_perf"] = self.sql("select * from kernel_perf")
         return d
@@ -114,6 +122,7 @@ class Face:
     def report(self, out_path: str, title: str | None = None) -> str:
         """Write the self-contained HTML report (docs/report.md) to `out_path`; returns its path."""
         from ..report.html import save  # the report is drawn from this face's tables and views
+
         return save(self, out_path, title)
 
     def close(self) -> None:

@@ -4,14 +4,22 @@ One row per device model and data type: `model`, `match` (a case-insensitive reg
 expression over the `deviceProperties` name; the first matching row in file order wins),
 `dtype` (fp64, fp32, tf32, fp16, bf16, fp8, int8), `dense_tflops_per_s`, `mem_tb_per_s`, `source`.
 """
+
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
-SCHEMA = pa.schema([("model", pa.string()), ("match", pa.string()), ("dtype", pa.string()),
-                    ("dense_tflops_per_s", pa.float64()), ("mem_tb_per_s", pa.float64()),
-                    ("source", pa.string())])
+SCHEMA = pa.schema(
+    [
+        ("model", pa.string()),
+        ("match", pa.string()),
+        ("dtype", pa.string()),
+        ("dense_tflops_per_s", pa.float64()),
+        ("mem_tb_per_s", pa.float64()),
+        ("source", pa.string()),
+    ]
+)
 
 
 def specs_path():

@@ -6,6 +6,7 @@ A dependency that is neither a base table of the data model nor another file, or
 is an error. A file whose base tables this store lacks (an output written before the table
 existed) is left out, with the views built on it.
 """
+
 import re
 from pathlib import Path
 
@@ -56,7 +57,7 @@ def split_view(text, name):
     if len(found) != 1 or found[0].group(1) != name:
         return None
     m = found[0]
-    return text[:m.start()], text[m.end():].strip().rstrip(";")
+    return text[: m.start()], text[m.end() :].strip().rstrip(";")
 
 
 def macros(directory=None):
@@ -69,8 +70,14 @@ def ordered(files, available, known=()):
     """Names of files whose dependencies can be met, in an order that meets them.
 
     `available`: the tables this store has; `known`: every base table name of the data model."""
-    unknown = sorted({f"{n} -> {d}" for n, (_, deps) in files.items() for d in deps
-                      if d not in files and d not in known and d not in available})
+    unknown = sorted(
+        {
+            f"{n} -> {d}"
+            for n, (_, deps) in files.items()
+            for d in deps
+            if d not in files and d not in known and d not in available
+        }
+    )
     if unknown:
         raise SqlModuleError(f"sql/ files depend on what does not exist: {', '.join(unknown)}")
     done, order = set(available), []
@@ -106,4 +113,3 @@ def private_in_schema(text, private, schema=PRIVATE_SCHEMA):
         return text
     names = "|".join(re.escape(n) for n in sorted(private, key=len, reverse=True))
     return re.sub(rf'(?<![\w."])({names})(?![\w"])', rf"{schema}.\1", text)
-

@@ -6,6 +6,7 @@ sniffed (the first MB of its decompressed text) and kept only if it is a Kineto 
 rocprofv3 file; Execution Traces and other JSON are skipped with a one-line reason.
 A file named explicitly is always taken: if it is not a trace, ingesting it says why.
 """
+
 import glob as _glob
 import gzip
 import os

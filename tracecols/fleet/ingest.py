@@ -16,6 +16,7 @@ LAKE/_tracecols.lock, dropped by the kernel if the process dies) for the whole r
 second run waits for it; on URLs each commit checks the manifest is still the one the run
 read or last wrote (`store.Committer`). Readers take no lock.
 """
+
 import concurrent.futures as cf
 import multiprocessing
 import os
@@ -33,8 +34,20 @@ def _base_tables():
     from ..model.base_tables import BASE_TABLES
 
     return tuple(sorted(BASE_TABLES))
-_RECORD_KEYS = ("trace_id", "path", "size", "sha256", "rank", "rank_source", "world_size", "n_events", "files",
-                "secrets_redacted")
+
+
+_RECORD_KEYS = (
+    "trace_id",
+    "path",
+    "size",
+    "sha256",
+    "rank",
+    "rank_source",
+    "world_size",
+    "n_events",
+    "files",
+    "secrets_redacted",
+)
 
 
 class InlineExecutor(cf.Executor):
@@ -97,9 +110,14 @@ class Reporter:
 
 
 def _new_manifest():
-    return parquet.manifest(_base_tables(), layout=store.LAYOUT,
-                            partitioning={"rank": "INTEGER", "null": store.NULL_PARTITION},
-                            traces=[], reserved={}, next_trace_id=0)
+    return parquet.manifest(
+        _base_tables(),
+        layout=store.LAYOUT,
+        partitioning={"rank": "INTEGER", "null": store.NULL_PARTITION},
+        traces=[],
+        reserved={},
+        next_trace_id=0,
+    )
 
 
 def _finalise(manifest):
@@ -173,8 +191,10 @@ def ingest_lake(sources, out, executor=None, jobs=None, reporter=None, keep_secr
         if paths or lfs.exists():
             lock.acquire()
             if lock.unsupported:
-                rep.note(f"cannot lock {lfs.root} ({lock.unsupported}); "
-                         "running without a lock: do not start another ingest into it meanwhile")
+                rep.note(
+                    f"cannot lock {lfs.root} ({lock.unsupported}); "
+                    "running without a lock: do not start another ingest into it meanwhile"
+                )
         _ingest_locked(paths, lfs, executor, jobs, rep, res, keep_secrets, verify=not lock.held)
     finally:
         lock.release()
@@ -198,9 +218,10 @@ def _ingest_locked(paths, lfs, executor, jobs, rep, res, keep_secrets, verify):
     damaged = {p for p, t in known.items() if not set(t["files"].values()) <= present}
     if damaged:
         found = damaged & set(paths)
-        rep.note(f"{len(damaged)} trace(s) of the lake miss some of their files; "
-                 f"{len(found)} of them ingested again" + ("" if found == damaged else
-                                                           ", the others' inputs were not given"))
+        rep.note(
+            f"{len(damaged)} trace(s) of the lake miss some of their files; "
+            f"{len(found)} of them ingested again" + ("" if found == damaged else ", the others' inputs were not given")
+        )
 
     own_pool = executor is None
     if own_pool:
@@ -218,8 +239,7 @@ def _ingest_locked(paths, lfs, executor, jobs, rep, res, keep_secrets, verify):
 
         m = manifest or _new_manifest()
         reserved = dict(m.get("reserved", {}))
-        nxt = max([m.get("next_trace_id", 0)] + [t["trace_id"] + 1 for t in m["traces"]]
-                  + [i + 1 for i in reserved.values()])
+        nxt = max([m.get("next_trace_id", 0)] + [t["trace_id"] + 1 for t in m["traces"]] + [i + 1 for i in reserved.values()])
         plan = {}
         for p in todo:  # paths come in natural order: ids follow it
             if p in known:
@@ -274,10 +294,13 @@ def _ingest_locked(paths, lfs, executor, jobs, rep, res, keep_secrets, verify):
                 m["reserved"] = {}
             committer.commit(_finalise(m))
         if verify and res.swept and committer.changed():
-            raise store.LakeBusy(lfs.root, "another ingest committed to this lake while this one ran (concurrent "
-                                           "ingests into a URL are not supported); files this run removed as "
-                                           "leftovers may have been that run's: run ingest again once it has "
-                                           "finished, to repair them")
+            raise store.LakeBusy(
+                lfs.root,
+                "another ingest committed to this lake while this one ran (concurrent "
+                "ingests into a URL are not supported); files this run removed as "
+                "leftovers may have been that run's: run ingest again once it has "
+                "finished, to repair them",
+            )
     finally:
         if own_pool:
             executor.shutdown(wait=True, cancel_futures=True)

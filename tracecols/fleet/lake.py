@@ -5,6 +5,7 @@ hive_partitioning = true)`: nothing is loaded until a query runs, DuckDB reads o
 columns and row groups the query needs, and a filter on `rank` skips whole files (the
 `rank=R` directory). The sql/ analyses are views on top, as for a single trace.
 """
+
 import os
 
 from ..engine.connection import Engine, Scan, _sql_str
@@ -14,8 +15,9 @@ from ..store import lake as store
 
 
 def _scan(paths):
-    return Scan(f"read_parquet({_sql_str(paths)}, hive_partitioning = true, "
-                f"hive_types = {{'rank': INTEGER}}, union_by_name = true)")
+    return Scan(
+        f"read_parquet({_sql_str(paths)}, hive_partitioning = true, hive_types = {{'rank': INTEGER}}, union_by_name = true)"
+    )
 
 
 class Lake(Face):
@@ -34,8 +36,13 @@ class Lake(Face):
         self.inputs = m.get("inputs", [])
         # every trace ingested with redaction: nothing to redact on the way out
         self.secrets_redacted = all(t.get("secrets_redacted") is True for t in m["traces"])
-        self._engine = Engine(self._scans(), self.origin, fs=self.lfs.fs if self.lfs.remote else None,
-                              redact=not keep_secrets, clean=self.secrets_redacted)
+        self._engine = Engine(
+            self._scans(),
+            self.origin,
+            fs=self.lfs.fs if self.lfs.remote else None,
+            redact=not keep_secrets,
+            clean=self.secrets_redacted,
+        )
 
     def _scans(self):
         out = {}
@@ -83,4 +90,3 @@ class Lake(Face):
 
     def __repr__(self):
         return f"<tracecols.Lake {self.origin}: {len(self.manifest['traces'])} traces, ranks {self.ranks}>"
-

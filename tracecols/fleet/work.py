@@ -3,6 +3,7 @@
 Top-level functions with plain arguments and results, so that any executor can ship them:
 a local process pool, a Dask distributed cluster, or the calling thread.
 """
+
 import os
 import shutil
 import time
@@ -41,8 +42,9 @@ def ingest_one(path, trace_id, root, keep_secrets=False, parts=1):
     t0 = time.perf_counter()
     lfs = store.LakeFS(root)
     with scratch_dir() as scratch:
-        local, inputs, _ = ingest([path], out=os.path.join(scratch, "out"), keep_secrets=keep_secrets,
-                                  first_trace_id=trace_id, parts=parts)
+        local, inputs, _ = ingest(
+            [path], out=os.path.join(scratch, "out"), keep_secrets=keep_secrets, first_trace_id=trace_id, parts=parts
+        )
         memory.release()
         tr = pq.read_table(local["traces"]).to_pylist()[0]
         rank, sha, size = tr["rank"], inputs[0]["sha256"], inputs[0]["size"]
@@ -52,10 +54,18 @@ def ingest_one(path, trace_id, root, keep_secrets=False, parts=1):
             files[name] = f"{name}/{part}/{fname}"
             _place(lfs, files[name], local[name])
     return {
-        "trace_id": trace_id, "path": path, "size": size, "sha256": sha,
-        "rank": rank, "rank_source": tr["rank_source"], "world_size": tr["world_size"],
-        "n_events": tr["n_events"], "files": dict(sorted(files.items())), "secrets_redacted": not keep_secrets,
-        "seconds": round(time.perf_counter() - t0, 3), "worker_pid": os.getpid(),
+        "trace_id": trace_id,
+        "path": path,
+        "size": size,
+        "sha256": sha,
+        "rank": rank,
+        "rank_source": tr["rank_source"],
+        "world_size": tr["world_size"],
+        "n_events": tr["n_events"],
+        "files": dict(sorted(files.items())),
+        "secrets_redacted": not keep_secrets,
+        "seconds": round(time.perf_counter() - t0, 3),
+        "worker_pid": os.getpid(),
     }
 
 

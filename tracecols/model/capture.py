@@ -26,6 +26,7 @@ call that really ran on the host. Every view keyed on those columns works unchan
 Without a match (or without capture traces) the kernels of a graph launch get one pseudo
 op, `graph replay @ <nearest own Python frame>`, so that none of their time is hidden.
 """
+
 import numpy as np
 import polars as pl
 import pyarrow as pa
@@ -38,28 +39,57 @@ GRAPH_LAUNCH = r"GraphLaunch"  # cudaGraphLaunch, hipGraphLaunch, cuGraphLaunch 
 _CAPTURED_CALL = r"(?i)launch|memcpy|memset"
 _MODULE = "nn.Module: "
 
-GRAPH_REPLAYS_SCHEMA = pa.schema([
-    ("trace_id", pa.int32()), ("rank", pa.int32()), ("launch_uid", pa.int64()), ("launch_name", pa.string()),
-    ("ts_ns", pa.int64()), ("kernels", pa.int64()), ("kernel_sum_ns", pa.int64()),
-    ("site", pa.string()), ("matched", pa.bool_()), ("capture_path", pa.string()),
-    ("capture_batch_size", pa.int64()), ("capture_mode", pa.string()), ("capture_offset", pa.int64()),
-    ("candidates", pa.int64()), ("mismatch_at", pa.int64()), ("mismatch_kernel", pa.string()),
-    ("mismatch_captured", pa.string()),
-])
+GRAPH_REPLAYS_SCHEMA = pa.schema(
+    [
+        ("trace_id", pa.int32()),
+        ("rank", pa.int32()),
+        ("launch_uid", pa.int64()),
+        ("launch_name", pa.string()),
+        ("ts_ns", pa.int64()),
+        ("kernels", pa.int64()),
+        ("kernel_sum_ns", pa.int64()),
+        ("site", pa.string()),
+        ("matched", pa.bool_()),
+        ("capture_path", pa.string()),
+        ("capture_batch_size", pa.int64()),
+        ("capture_mode", pa.string()),
+        ("capture_offset", pa.int64()),
+        ("candidates", pa.int64()),
+        ("mismatch_at", pa.int64()),
+        ("mismatch_kernel", pa.string()),
+        ("mismatch_captured", pa.string()),
+    ]
+)
 
-GRAPH_NODES_SCHEMA = pa.schema([
-    ("trace_id", pa.int32()), ("uid", pa.int64()), ("graph_launch_uid", pa.int64()),
-    ("capture_path", pa.string()), ("capture_uid", pa.int64()), ("pseudo", pa.bool_()),
-])
+GRAPH_NODES_SCHEMA = pa.schema(
+    [
+        ("trace_id", pa.int32()),
+        ("uid", pa.int64()),
+        ("graph_launch_uid", pa.int64()),
+        ("capture_path", pa.string()),
+        ("capture_uid", pa.int64()),
+        ("pseudo", pa.bool_()),
+    ]
+)
 
 
 def _kind(cat_or_name, is_call):
     low = pl.col(cat_or_name).fill_null("").str.to_lowercase()
     if is_call:
-        return (pl.when(low.str.contains("memcpy")).then(pl.lit("memcpy"))
-                .when(low.str.contains("memset")).then(pl.lit("memset")).otherwise(pl.lit("kernel")))
-    return (pl.when(low == "gpu_memcpy").then(pl.lit("memcpy"))
-            .when(low == "gpu_memset").then(pl.lit("memset")).otherwise(pl.lit("kernel")))
+        return (
+            pl.when(low.str.contains("memcpy"))
+            .then(pl.lit("memcpy"))
+            .when(low.str.contains("memset"))
+            .then(pl.lit("memset"))
+            .otherwise(pl.lit("kernel"))
+        )
+    return (
+        pl.when(low == "gpu_memcpy")
+        .then(pl.lit("memcpy"))
+        .when(low == "gpu_memset")
+        .then(pl.lit("memset"))
+        .otherwise(pl.lit("kernel"))
+    )
 
 
 class Capture:
@@ -75,16 +105,25 @@ class Capture:
         self.events = tables["events"]
         ran = pl.from_arrow(tables["kernels"].select(["launch_uid"])).drop_nulls().unique()
         args = pl.from_arrow(tables["events"].select(["uid", "args"]))
-        calls = (sl.with_row_index("row")
-                 .filter(pl.col("cat").is_in(list(LAUNCH_CATS)) & pl.col("name").str.contains(_CAPTURED_CALL)
-                         & ~pl.col("name").str.contains(GRAPH_LAUNCH))
-                 .join(ran, left_on="uid", right_on="launch_uid", how="anti")
-                 .join(args, on="uid", how="left")
-                 .sort(["ts_ns", "uid"])
-                 .select(pl.lit(index, pl.Int32).alias("file"), pl.int_range(pl.len(), dtype=pl.Int64).alias("pos"),
-                         pl.col("row").cast(pl.Int64), "uid",
-                         _kind("name", True).alias("kind"),
-                         pl.col("args").str.json_path_match("$.kernel").alias("kname")))
+        calls = (
+            sl.with_row_index("row")
+            .filter(
+                pl.col("cat").is_in(list(LAUNCH_CATS))
+                & pl.col("name").str.contains(_CAPTURED_CALL)
+                & ~pl.col("name").str.contains(GRAPH_LAUNCH)
+            )
+            .join(ran, left_on="uid", right_on="launch_uid", how="anti")
+            .join(args, on="uid", how="left")
+            .sort(["ts_ns", "uid"])
+            .select(
+                pl.lit(index, pl.Int32).alias("file"),
+                pl.int_range(pl.len(), dtype=pl.Int64).alias("pos"),
+                pl.col("row").cast(pl.Int64),
+                "uid",
+                _kind("name", True).alias("kind"),
+                pl.col("args").str.json_path_match("$.kernel").alias("kname"),
+            )
+        )
         self.calls = calls
         # what every template reads, worked out once per capture file
         par = parent_index(sl)
@@ -113,7 +152,7 @@ class Capture:
         Python frame, module frame (-1: none within the graft), and per captured call its
         position in the window (i), launcher and op path (local indices)."""
         sl, kpar = self.slices, self.kpar
-        rows = self.calls["row"].to_numpy()[offset:offset + n]
+        rows = self.calls["row"].to_numpy()[offset : offset + n]
         is_op, is_py, is_mod = self.is_op, self.is_py, self.is_mod
         seen = np.zeros(sl.height, bool)
         front = np.unique(rows)
@@ -144,35 +183,49 @@ class Capture:
             if not (nxt >= 0).any():
                 break
             top = np.where(nxt >= 0, nxt, top)
-        tsl = sl[idx].select(["cat", "name", "uid"]).with_columns(
-            pl.int_range(pl.len(), dtype=pl.Int64).alias("j"), pl.Series("lpar", lpar), pl.Series("ldepth", depth),
-            pl.Series("lsub", sub_end.astype(np.int64)), pl.Series("lop", op), pl.Series("ltop", top),
-            pl.Series("lpy", nearest(lpar, is_py_l, include_self=False)),
-            pl.Series("lmod", nearest(lpar, is_mod_l, include_self=False)),
-            pl.Series("nchild", np.bincount(lpar[lpar >= 0], minlength=t).astype(np.int32)))
+        tsl = (
+            sl[idx]
+            .select(["cat", "name", "uid"])
+            .with_columns(
+                pl.int_range(pl.len(), dtype=pl.Int64).alias("j"),
+                pl.Series("lpar", lpar),
+                pl.Series("ldepth", depth),
+                pl.Series("lsub", sub_end.astype(np.int64)),
+                pl.Series("lop", op),
+                pl.Series("ltop", top),
+                pl.Series("lpy", nearest(lpar, is_py_l, include_self=False)),
+                pl.Series("lmod", nearest(lpar, is_mod_l, include_self=False)),
+                pl.Series("nchild", np.bincount(lpar[lpar >= 0], minlength=t).astype(np.int32)),
+            )
+        )
         # per call of the window: its launcher (kernels.launcher_map's rule: up from the call,
         # past Python frames and `execute` ops, the first cpu_op; else the call itself) and op path
         calls_local = local[rows]
         skip = is_py_l | (is_op_l & self.execute[idx])
         stop = nearest(lpar, ~skip, include_self=False)[calls_local]
         launcher = np.where((stop >= 0) & is_op_l[np.maximum(stop, 0)], stop, calls_local)
-        tree = pl.DataFrame({"trace_id": np.zeros(t, np.int32), "uid": np.arange(t, dtype=np.int64),
-                             "cat": tsl["cat"]})
-        paths = op_paths(tree, lpar, pl.DataFrame({"trace_id": np.zeros(n, np.int32),
-                                                   "uid": np.arange(n, dtype=np.int64),
-                                                   "_launch_row": calls_local}))
-        per_call = pl.DataFrame({"i": np.arange(n, dtype=np.int64), "j": calls_local, "llauncher": launcher,
-                                 "lpath": paths["op_path"]})
+        tree = pl.DataFrame({"trace_id": np.zeros(t, np.int32), "uid": np.arange(t, dtype=np.int64), "cat": tsl["cat"]})
+        paths = op_paths(
+            tree,
+            lpar,
+            pl.DataFrame({"trace_id": np.zeros(n, np.int32), "uid": np.arange(n, dtype=np.int64), "_launch_row": calls_local}),
+        )
+        per_call = pl.DataFrame(
+            {"i": np.arange(n, dtype=np.int64), "j": calls_local, "llauncher": launcher, "lpath": paths["op_path"]}
+        )
         return tsl, per_call
 
 
 def graph_kernels(kernels):
     """The device events of graph launches (polars), with their position `i` in the launch."""
     k = pl.from_arrow(kernels) if isinstance(kernels, pa.Table) else kernels
-    return (k.filter(pl.col("launch_name").str.contains(GRAPH_LAUNCH).fill_null(False))
-            .sort(["trace_id", "launch_uid", "ts_ns", "uid"])
-            .with_columns(pl.int_range(pl.len(), dtype=pl.Int64).over(["trace_id", "launch_uid"]).alias("i"),
-                          _kind("cat", False).alias("kind")))
+    return (
+        k.filter(pl.col("launch_name").str.contains(GRAPH_LAUNCH).fill_null(False))
+        .sort(["trace_id", "launch_uid", "ts_ns", "uid"])
+        .with_columns(
+            pl.int_range(pl.len(), dtype=pl.Int64).over(["trace_id", "launch_uid"]).alias("i"), _kind("cat", False).alias("kind")
+        )
+    )
 
 
 def match(gk, captures, sizes=None):
@@ -183,26 +236,37 @@ def match(gk, captures, sizes=None):
     a launch, if known. Among windows that match in full, those of the capture file whose
     batch size is the one a batch of that size runs in (the smallest captured size at least
     as large, as frameworks pad a batch up to a captured size) come first."""
-    seq = (gk.group_by(["trace_id", "launch_uid"], maintain_order=True)
-           .agg(pl.len().alias("n"), pl.concat_str([pl.col("kind"), pl.col("name").fill_null("")], separator="\x1f")
-                .hash().alias("h")))
+    seq = gk.group_by(["trace_id", "launch_uid"], maintain_order=True).agg(
+        pl.len().alias("n"), pl.concat_str([pl.col("kind"), pl.col("name").fill_null("")], separator="\x1f").hash().alias("h")
+    )
     seq = seq.with_columns(pl.col("h").hash().alias("sig")).drop("h")
     seq = seq.join(_target_sizes(sizes, captures), on=["trace_id", "launch_uid"], how="left")
-    reps = (seq.with_row_index("_o").sort("_o").unique(["sig", "n", "target"], keep="first", maintain_order=True)
-            .with_row_index("seq").select(["seq", "sig", "n", "target", "trace_id", "launch_uid"]))
-    seq = seq.join(reps.select(["sig", "n", "target", "seq"]), on=["sig", "n", "target"], how="left",
-                   nulls_equal=True)
+    reps = (
+        seq.with_row_index("_o")
+        .sort("_o")
+        .unique(["sig", "n", "target"], keep="first", maintain_order=True)
+        .with_row_index("seq")
+        .select(["seq", "sig", "n", "target", "trace_id", "launch_uid"])
+    )
+    seq = seq.join(reps.select(["sig", "n", "target", "seq"]), on=["sig", "n", "target"], how="left", nulls_equal=True)
     if not captures or seq.height == 0:
         return seq.select(["trace_id", "launch_uid", "n"]).with_columns(
-            pl.lit(None, pl.Int32).alias("file"), pl.lit(None, pl.Int64).alias("offset"),
-            pl.lit(0, pl.Int64).alias("candidates"), pl.lit(None, pl.Int64).alias("mismatch_at"),
-            pl.lit(None, pl.String).alias("mismatch_kernel"), pl.lit(None, pl.String).alias("mismatch_captured"))
-    rk = (gk.join(reps.select(["trace_id", "launch_uid", "seq"]), on=["trace_id", "launch_uid"])
-          .sort(["seq", "i"]).select(["seq", "kind", "name"]))
+            pl.lit(None, pl.Int32).alias("file"),
+            pl.lit(None, pl.Int64).alias("offset"),
+            pl.lit(0, pl.Int64).alias("candidates"),
+            pl.lit(None, pl.Int64).alias("mismatch_at"),
+            pl.lit(None, pl.String).alias("mismatch_kernel"),
+            pl.lit(None, pl.String).alias("mismatch_captured"),
+        )
+    rk = (
+        gk.join(reps.select(["trace_id", "launch_uid", "seq"]), on=["trace_id", "launch_uid"])
+        .sort(["seq", "i"])
+        .select(["seq", "kind", "name"])
+    )
     per_seq = _windows(rk, reps, captures)
     return seq.join(per_seq, on="seq", how="left").select(
-        ["trace_id", "launch_uid", "n", "file", "offset", "candidates", "mismatch_at", "mismatch_kernel",
-         "mismatch_captured"])
+        ["trace_id", "launch_uid", "n", "file", "offset", "candidates", "mismatch_at", "mismatch_kernel", "mismatch_captured"]
+    )
 
 
 _KINDS = {"kernel": 0, "memcpy": 1, "memset": 2}
@@ -214,12 +278,22 @@ def _windows(rk, reps, captures):
     window among those whose first pair agrees (most agreeing pairs, then the first) and its
     first disagreement. All windows of a file are compared at once (a 2-D gather), so the only
     Python loops are over distinct sequences and capture files."""
-    names = (pl.concat([rk["name"], *[c.calls["kname"] for c in captures]]).drop_nulls().unique()
-             .to_frame("name").with_row_index("code"))
+    names = (
+        pl.concat([rk["name"], *[c.calls["kname"] for c in captures]])
+        .drop_nulls()
+        .unique()
+        .to_frame("name")
+        .with_row_index("code")
+    )
 
     def codes(col):  # a name's code, -1 for none: a join, not a Python loop over the kernels
-        return (col.to_frame("name").join(names, on="name", how="left", maintain_order="left")["code"]
-                .cast(pl.Int64).fill_null(-1).to_numpy())
+        return (
+            col.to_frame("name")
+            .join(names, on="name", how="left", maintain_order="left")["code"]
+            .cast(pl.Int64)
+            .fill_null(-1)
+            .to_numpy()
+        )
 
     def kinds(col):
         return col.replace_strict(_KINDS, return_dtype=pl.Int64).to_numpy()
@@ -236,8 +310,9 @@ def _windows(rk, reps, captures):
         for f, fsize, ck, cn in files:
             if len(ck) < n:
                 continue
-            first = np.flatnonzero((ck[:len(ck) - n + 1] == kind[0]) & ((cn[:len(ck) - n + 1] < 0)
-                                                                          | (cn[:len(ck) - n + 1] == name[0])))
+            first = np.flatnonzero(
+                (ck[: len(ck) - n + 1] == kind[0]) & ((cn[: len(ck) - n + 1] < 0) | (cn[: len(ck) - n + 1] == name[0]))
+            )
             for chunk in np.array_split(first, max(1, len(first) * n // 4_000_000 + 1)):
                 if not len(chunk):
                     continue
@@ -260,9 +335,19 @@ def _windows(rk, reps, captures):
             _, f, o, bad = close
             call = by_index[f].calls.row(o + bad, named=True)
             rows.append((sq, None, None, 0, bad, rk["name"][int(a + bad)], call["kname"] or call["kind"]))
-    return pl.DataFrame(rows, orient="row", schema={
-        "seq": pl.UInt32, "file": pl.Int32, "offset": pl.Int64, "candidates": pl.Int64, "mismatch_at": pl.Int64,
-        "mismatch_kernel": pl.String, "mismatch_captured": pl.String})
+    return pl.DataFrame(
+        rows,
+        orient="row",
+        schema={
+            "seq": pl.UInt32,
+            "file": pl.Int32,
+            "offset": pl.Int64,
+            "candidates": pl.Int64,
+            "mismatch_at": pl.Int64,
+            "mismatch_kernel": pl.String,
+            "mismatch_captured": pl.String,
+        },
+    )
 
 
 def _target_sizes(sizes, captures):
@@ -273,8 +358,9 @@ def _target_sizes(sizes, captures):
         return pl.DataFrame(schema=schema)
     at = np.searchsorted(np.array(caps), sizes["size"].fill_null(-1).to_numpy(), side="left")
     target = np.array(caps + [caps[-1]])[at]
-    return sizes.select("trace_id", "launch_uid",
-                        pl.when(pl.col("size").is_not_null()).then(pl.Series(target)).alias("target")).cast(schema)
+    return sizes.select(
+        "trace_id", "launch_uid", pl.when(pl.col("size").is_not_null()).then(pl.Series(target)).alias("target")
+    ).cast(schema)
 
 
 _SERVING_STEP = r"^execute_\d+_context_\d+\(.*\)_generation_\d+\(|^step\[[A-Za-z]+"
@@ -295,8 +381,11 @@ def _site(sl, launch_rows, par):
     """`graph replay @ file.py(line): function` per launch row: the nearest Python frame above
     the launch that is the program's own (not torch's, not a built-in)."""
     name = sl["name"].fill_null("")
-    own = ((sl["cat"] == "python_function").fill_null(False)
-           & ~name.str.starts_with("<built-in") & ~name.str.contains(r"(^|/)torch/")).to_numpy()
+    own = (
+        (sl["cat"] == "python_function").fill_null(False)
+        & ~name.str.starts_with("<built-in")
+        & ~name.str.contains(r"(^|/)torch/")
+    ).to_numpy()
     frame = nearest(par, own, include_self=False)[launch_rows]
     names = name.to_numpy()
     short = pl.Series([names[f] if f >= 0 else None for f in frame], dtype=pl.String)
@@ -320,28 +409,51 @@ def merge(slices, kernels, events_schema=None, captures=()):
     (to be added to `events`)."""
     if events_schema is None:
         from .events import events_table
+
         events_schema = events_table([], 0, None).schema
     gk = graph_kernels(kernels)
     if gk.height == 0:
-        return {"slices": slices, "kernels": kernels, "graph_replays": GRAPH_REPLAYS_SCHEMA.empty_table(),
-                "graph_nodes": GRAPH_NODES_SCHEMA.empty_table(), "events": events_schema.empty_table()}
+        return {
+            "slices": slices,
+            "kernels": kernels,
+            "graph_replays": GRAPH_REPLAYS_SCHEMA.empty_table(),
+            "graph_nodes": GRAPH_NODES_SCHEMA.empty_table(),
+            "events": events_schema.empty_table(),
+        }
     sl = (slices.collect() if isinstance(slices, pl.LazyFrame) else pl.from_arrow(slices)).sort(["trace_id", "pre"])
     par = parent_index(sl)
     # the graph launches' rows in slices
-    lrows = (sl.with_row_index("row").join(gk.select(["trace_id", pl.col("launch_uid").alias("uid")]).unique(),
-                                           on=["trace_id", "uid"], how="semi"))
+    lrows = sl.with_row_index("row").join(
+        gk.select(["trace_id", pl.col("launch_uid").alias("uid")]).unique(), on=["trace_id", "uid"], how="semi"
+    )
     sizes = None
     if captures:
-        sizes = _launch_sizes(sl, lrows["row"].cast(pl.Int64).to_numpy(), par,
-                              lrows.select("trace_id", pl.col("uid").alias("launch_uid")))
+        sizes = _launch_sizes(
+            sl, lrows["row"].cast(pl.Int64).to_numpy(), par, lrows.select("trace_id", pl.col("uid").alias("launch_uid"))
+        )
     m = match(gk, list(captures), sizes)
     by_file = {c.index: c for c in captures}
-    launch = lrows.select(["trace_id", "rank", pl.col("uid").alias("launch_uid"), pl.col("name").alias("launch_name"),
-                          "pid", "tid", "pid_str", "tid_str", "ts_ns", "depth", "root_uid", "op_uid", "top_op_uid",
-                          "py_uid", "module_uid", "pre"]).with_columns(
-        _site(sl, lrows["row"].cast(pl.Int64).to_numpy(), par))
-    inst = (m.join(launch, on=["trace_id", "launch_uid"], how="left")
-            .with_columns(pl.col("file").is_not_null().alias("matched")))
+    launch = lrows.select(
+        [
+            "trace_id",
+            "rank",
+            pl.col("uid").alias("launch_uid"),
+            pl.col("name").alias("launch_name"),
+            "pid",
+            "tid",
+            "pid_str",
+            "tid_str",
+            "ts_ns",
+            "depth",
+            "root_uid",
+            "op_uid",
+            "top_op_uid",
+            "py_uid",
+            "module_uid",
+            "pre",
+        ]
+    ).with_columns(_site(sl, lrows["row"].cast(pl.Int64).to_numpy(), par))
+    inst = m.join(launch, on=["trace_id", "launch_uid"], how="left").with_columns(pl.col("file").is_not_null().alias("matched"))
     # one template per matched window; one node per unmatched launch
     windows = inst.filter(pl.col("matched")).select(["file", "offset", "n"]).unique(maintain_order=True)
     windows = windows.with_row_index("tmpl").with_columns(pl.col("tmpl").cast(pl.Int64))
@@ -350,20 +462,49 @@ def merge(slices, kernels, events_schema=None, captures=()):
         tsl, per_call = by_file[w["file"]].template(w["offset"], w["n"])
         tnodes.append(tsl.with_columns(pl.lit(w["tmpl"]).alias("tmpl"), pl.lit(w["file"], pl.Int32).alias("file")))
         tcalls.append(per_call.with_columns(pl.lit(w["tmpl"]).alias("tmpl")))
-    pseudo_node = pl.DataFrame({"cat": ["cpu_op"], "name": [None], "uid": [None], "j": [0], "lpar": [-1],
-                                "ldepth": [0], "lsub": [0], "lop": [0], "ltop": [0], "lpy": [-1], "lmod": [-1],
-                                "nchild": [0], "tmpl": [-1], "file": [None]},
-                               schema={"cat": pl.String, "name": pl.String, "uid": pl.Int64, "j": pl.Int64,
-                                       "lpar": pl.Int64, "ldepth": pl.Int64, "lsub": pl.Int64, "lop": pl.Int64,
-                                       "ltop": pl.Int64, "lpy": pl.Int64, "lmod": pl.Int64, "nchild": pl.Int32,
-                                       "tmpl": pl.Int64, "file": pl.Int32})
+    pseudo_node = pl.DataFrame(
+        {
+            "cat": ["cpu_op"],
+            "name": [None],
+            "uid": [None],
+            "j": [0],
+            "lpar": [-1],
+            "ldepth": [0],
+            "lsub": [0],
+            "lop": [0],
+            "ltop": [0],
+            "lpy": [-1],
+            "lmod": [-1],
+            "nchild": [0],
+            "tmpl": [-1],
+            "file": [None],
+        },
+        schema={
+            "cat": pl.String,
+            "name": pl.String,
+            "uid": pl.Int64,
+            "j": pl.Int64,
+            "lpar": pl.Int64,
+            "ldepth": pl.Int64,
+            "lsub": pl.Int64,
+            "lop": pl.Int64,
+            "ltop": pl.Int64,
+            "lpy": pl.Int64,
+            "lmod": pl.Int64,
+            "nchild": pl.Int32,
+            "tmpl": pl.Int64,
+            "file": pl.Int32,
+        },
+    )
     nodes = pl.concat([pseudo_node] + [t.select(pseudo_node.columns).cast(pseudo_node.schema) for t in tnodes])
     sizes = nodes.group_by("tmpl").agg(pl.len().alias("T"), (pl.col("lpar") < 0).sum().alias("roots"))
-    inst = (inst.join(windows.select(["file", "offset", "n", "tmpl"]), on=["file", "offset", "n"], how="left")
-            .with_columns(pl.col("tmpl").fill_null(-1))
-            .join(sizes, on="tmpl", how="left")
-            .sort(["trace_id", "pre"])
-            .with_columns((pl.col("T").cum_sum() - pl.col("T")).alias("off")))
+    inst = (
+        inst.join(windows.select(["file", "offset", "n", "tmpl"]), on=["file", "offset", "n"], how="left")
+        .with_columns(pl.col("tmpl").fill_null(-1))
+        .join(sizes, on="tmpl", how="left")
+        .sort(["trace_id", "pre"])
+        .with_columns((pl.col("T").cum_sum() - pl.col("T")).alias("off"))
+    )
     # the grafted slices
     g = inst.join(nodes, on="tmpl", how="inner")
     g = g.with_columns(
@@ -373,37 +514,75 @@ def merge(slices, kernels, events_schema=None, captures=()):
         pl.coalesce(pl.col("top_op_uid"), _mapped("ltop", "off")).alias("top_op_uid_new"),
         pl.coalesce(_mapped("lpy", "off"), pl.col("py_uid")).alias("py_uid_new"),
         pl.coalesce(_mapped("lmod", "off"), pl.col("module_uid")).alias("module_uid_new"),
-        pl.when(pl.col("tmpl") < 0).then(pl.col("site")).otherwise(pl.col("name")).alias("name_new"))
+        pl.when(pl.col("tmpl") < 0).then(pl.col("site")).otherwise(pl.col("name")).alias("name_new"),
+    )
     # pre-order numbers: every slice after a graph launch moves down by the nodes grafted before it
     pre_new, end_new, launch_pre = _renumber(sl, inst)
     sl_new = sl.with_columns(pl.Series("pre", pre_new), pl.Series("subtree_end", end_new))
-    sl_new = (sl_new.join(inst.select(["trace_id", pl.col("launch_uid").alias("uid"), "roots"]),
-                          on=["trace_id", "uid"], how="left", maintain_order="left")
-              .with_columns((pl.col("n_children") + pl.col("roots").fill_null(0)).cast(pl.Int32).alias("n_children"))
-              .drop("roots"))
+    sl_new = (
+        sl_new.join(
+            inst.select(["trace_id", pl.col("launch_uid").alias("uid"), "roots"]),
+            on=["trace_id", "uid"],
+            how="left",
+            maintain_order="left",
+        )
+        .with_columns((pl.col("n_children") + pl.col("roots").fill_null(0)).cast(pl.Int32).alias("n_children"))
+        .drop("roots")
+    )
     g = g.join(launch_pre, on=["trace_id", "launch_uid"], how="left")
     grafted = g.select(
-        "trace_id", "rank", pl.col("uid_new").alias("uid"), "cat", pl.col("name_new").alias("name"),
-        "pid", "tid", "pid_str", "tid_str", "ts_ns", pl.lit(0, pl.Int64).alias("dur_ns"),
-        pl.col("ts_ns").alias("end_ns"), pl.lit(None, pl.Int64).alias("correlation"),
-        pl.lit(None, pl.Int64).alias("external_id"), "parent_uid",
-        (pl.col("depth") + 1 + pl.col("ldepth")).alias("depth"), "root_uid",
-        pl.col("op_uid_new").alias("op_uid"), pl.col("top_op_uid_new").alias("top_op_uid"),
-        pl.col("py_uid_new").alias("py_uid"), pl.col("module_uid_new").alias("module_uid"),
-        (pl.col("lpre") + 1 + pl.col("j")).alias("pre"), (pl.col("lpre") + 1 + pl.col("lsub")).alias("subtree_end"),
-        pl.col("nchild").alias("n_children"), pl.lit(0, pl.Int64).alias("self_ns"),
-        pl.lit(False).alias("is_recompute"))
-    out_slices = _as_table(pl.concat([sl_new.select(SLICES_SCHEMA.names),
-                                      grafted.cast({f.name: sl_new.schema[f.name] for f in SLICES_SCHEMA})])
-                           .sort(["trace_id", "pre"]), SLICES_SCHEMA)
+        "trace_id",
+        "rank",
+        pl.col("uid_new").alias("uid"),
+        "cat",
+        pl.col("name_new").alias("name"),
+        "pid",
+        "tid",
+        "pid_str",
+        "tid_str",
+        "ts_ns",
+        pl.lit(0, pl.Int64).alias("dur_ns"),
+        pl.col("ts_ns").alias("end_ns"),
+        pl.lit(None, pl.Int64).alias("correlation"),
+        pl.lit(None, pl.Int64).alias("external_id"),
+        "parent_uid",
+        (pl.col("depth") + 1 + pl.col("ldepth")).alias("depth"),
+        "root_uid",
+        pl.col("op_uid_new").alias("op_uid"),
+        pl.col("top_op_uid_new").alias("top_op_uid"),
+        pl.col("py_uid_new").alias("py_uid"),
+        pl.col("module_uid_new").alias("module_uid"),
+        (pl.col("lpre") + 1 + pl.col("j")).alias("pre"),
+        (pl.col("lpre") + 1 + pl.col("lsub")).alias("subtree_end"),
+        pl.col("nchild").alias("n_children"),
+        pl.lit(0, pl.Int64).alias("self_ns"),
+        pl.lit(False).alias("is_recompute"),
+    )
+    out_slices = _as_table(
+        pl.concat(
+            [sl_new.select(SLICES_SCHEMA.names), grafted.cast({f.name: sl_new.schema[f.name] for f in SLICES_SCHEMA})]
+        ).sort(["trace_id", "pre"]),
+        SLICES_SCHEMA,
+    )
     out_kernels = _relink(kernels, gk, inst, tcalls, nodes)
-    nodes_table = _as_table(g.select(
-        "trace_id", pl.col("uid_new").alias("uid"), pl.col("launch_uid").alias("graph_launch_uid"),
-        pl.col("file").map_elements(lambda f: by_file[f].path, return_dtype=pl.String).alias("capture_path"),
-        pl.col("uid").alias("capture_uid"), (pl.col("tmpl") < 0).alias("pseudo")), GRAPH_NODES_SCHEMA)
-    return {"slices": out_slices, "kernels": out_kernels,
-            "graph_replays": _replays(inst, gk, by_file), "graph_nodes": nodes_table,
-            "events": _grafted_events(g, by_file, events_schema)}
+    nodes_table = _as_table(
+        g.select(
+            "trace_id",
+            pl.col("uid_new").alias("uid"),
+            pl.col("launch_uid").alias("graph_launch_uid"),
+            pl.col("file").map_elements(lambda f: by_file[f].path, return_dtype=pl.String).alias("capture_path"),
+            pl.col("uid").alias("capture_uid"),
+            (pl.col("tmpl") < 0).alias("pseudo"),
+        ),
+        GRAPH_NODES_SCHEMA,
+    )
+    return {
+        "slices": out_slices,
+        "kernels": out_kernels,
+        "graph_replays": _replays(inst, gk, by_file),
+        "graph_nodes": nodes_table,
+        "events": _grafted_events(g, by_file, events_schema),
+    }
 
 
 def _as_table(df, schema):
@@ -425,45 +604,68 @@ def _renumber(sl, inst):
         rows = tid == t
         pre_new[rows] = pre[rows] + cum[np.searchsorted(p, pre[rows], side="left")]
         end_new[rows] = end[rows] + cum[np.searchsorted(p, end[rows], side="right")]
-        lp.append(pl.DataFrame({"trace_id": mine["trace_id"], "launch_uid": mine["launch_uid"],
-                                "lpre": p + cum[np.searchsorted(p, p, side="left")]}))
+        lp.append(
+            pl.DataFrame(
+                {
+                    "trace_id": mine["trace_id"],
+                    "launch_uid": mine["launch_uid"],
+                    "lpre": p + cum[np.searchsorted(p, p, side="left")],
+                }
+            )
+        )
     return pre_new, end_new, pl.concat(lp)
 
 
 def _relink(kernels, gk, inst, tcalls, nodes):
     """kernels with the graph-replayed rows pointing at their grafted ops."""
     k = pl.from_arrow(kernels.select(["trace_id", "uid", "op_uid", "top_op_uid", "launcher_uid", "op_path"]))
-    calls = (pl.concat(tcalls) if tcalls else
-             pl.DataFrame(schema={"i": pl.Int64, "j": pl.Int64, "llauncher": pl.Int64,
-                                  "lpath": pl.List(pl.Int64), "tmpl": pl.Int64}))
+    calls = (
+        pl.concat(tcalls)
+        if tcalls
+        else pl.DataFrame(
+            schema={"i": pl.Int64, "j": pl.Int64, "llauncher": pl.Int64, "lpath": pl.List(pl.Int64), "tmpl": pl.Int64}
+        )
+    )
     calls = calls.join(nodes.filter(pl.col("tmpl") >= 0).select(["tmpl", "j", "lop", "ltop"]), on=["tmpl", "j"])
-    link = (gk.select(["trace_id", "uid", "launch_uid", "i", "op_path"])
-            .join(inst.select(["trace_id", "launch_uid", "tmpl", "off", "top_op_uid", "op_uid"]),
-                  on=["trace_id", "launch_uid"])
-            .join(calls, on=["tmpl", "i"], how="left")
-            .with_columns(pl.when(pl.col("tmpl") < 0).then(0).otherwise(pl.col("lop")).alias("lop"),
-                          pl.when(pl.col("tmpl") < 0).then(0).otherwise(pl.col("ltop")).alias("ltop"),
-                          pl.when(pl.col("tmpl") < 0).then(0).otherwise(pl.col("llauncher")).alias("llauncher"),
-                          pl.when(pl.col("tmpl") < 0).then(pl.lit([0], pl.List(pl.Int64)))
-                            .otherwise(pl.col("lpath")).alias("lpath")))
-    path = (link.select(["trace_id", "uid", "off", "lpath"]).explode("lpath")
-            .with_columns(_mapped("lpath", "off").alias("p"))
-            .group_by(["trace_id", "uid"], maintain_order=True).agg(pl.col("p").drop_nulls().alias("gpath")))
-    link = (link.join(path, on=["trace_id", "uid"], how="left")
-            .select("trace_id", "uid",
-                    pl.coalesce(_mapped("lop", "off"), pl.col("op_uid")).alias("_op"),
-                    pl.coalesce(pl.col("top_op_uid"), _mapped("ltop", "off")).alias("_top"),
-                    _mapped("llauncher", "off").alias("_launcher"),
-                    pl.concat_list([pl.col("gpath"), pl.col("op_path").fill_null(pl.lit([], pl.List(pl.Int64)))])
-                    .alias("_path")))
+    link = (
+        gk.select(["trace_id", "uid", "launch_uid", "i", "op_path"])
+        .join(inst.select(["trace_id", "launch_uid", "tmpl", "off", "top_op_uid", "op_uid"]), on=["trace_id", "launch_uid"])
+        .join(calls, on=["tmpl", "i"], how="left")
+        .with_columns(
+            pl.when(pl.col("tmpl") < 0).then(0).otherwise(pl.col("lop")).alias("lop"),
+            pl.when(pl.col("tmpl") < 0).then(0).otherwise(pl.col("ltop")).alias("ltop"),
+            pl.when(pl.col("tmpl") < 0).then(0).otherwise(pl.col("llauncher")).alias("llauncher"),
+            pl.when(pl.col("tmpl") < 0).then(pl.lit([0], pl.List(pl.Int64))).otherwise(pl.col("lpath")).alias("lpath"),
+        )
+    )
+    path = (
+        link.select(["trace_id", "uid", "off", "lpath"])
+        .explode("lpath")
+        .with_columns(_mapped("lpath", "off").alias("p"))
+        .group_by(["trace_id", "uid"], maintain_order=True)
+        .agg(pl.col("p").drop_nulls().alias("gpath"))
+    )
+    link = link.join(path, on=["trace_id", "uid"], how="left").select(
+        "trace_id",
+        "uid",
+        pl.coalesce(_mapped("lop", "off"), pl.col("op_uid")).alias("_op"),
+        pl.coalesce(pl.col("top_op_uid"), _mapped("ltop", "off")).alias("_top"),
+        _mapped("llauncher", "off").alias("_launcher"),
+        pl.concat_list([pl.col("gpath"), pl.col("op_path").fill_null(pl.lit([], pl.List(pl.Int64)))]).alias("_path"),
+    )
     # only the four columns change: worked out on a narrow frame, put in place in the Arrow table
     cols = ["op_uid", "top_op_uid", "launcher_uid", "op_path"]
     hit = pl.col("_launcher").is_not_null()
-    new = (k.select(["trace_id", "uid"] + cols).join(link, on=["trace_id", "uid"], how="left", maintain_order="left")
-           .select(pl.when(hit).then(pl.col("_op")).otherwise(pl.col("op_uid")).alias("op_uid"),
-                   pl.when(hit).then(pl.col("_top")).otherwise(pl.col("top_op_uid")).alias("top_op_uid"),
-                   pl.when(hit).then(pl.col("_launcher")).otherwise(pl.col("launcher_uid")).alias("launcher_uid"),
-                   pl.when(hit).then(pl.col("_path")).otherwise(pl.col("op_path")).alias("op_path")))
+    new = (
+        k.select(["trace_id", "uid"] + cols)
+        .join(link, on=["trace_id", "uid"], how="left", maintain_order="left")
+        .select(
+            pl.when(hit).then(pl.col("_op")).otherwise(pl.col("op_uid")).alias("op_uid"),
+            pl.when(hit).then(pl.col("_top")).otherwise(pl.col("top_op_uid")).alias("top_op_uid"),
+            pl.when(hit).then(pl.col("_launcher")).otherwise(pl.col("launcher_uid")).alias("launcher_uid"),
+            pl.when(hit).then(pl.col("_path")).otherwise(pl.col("op_path")).alias("op_path"),
+        )
+    )
     out = kernels
     for c in cols:
         i = out.schema.get_field_index(c)
@@ -473,17 +675,39 @@ def _relink(kernels, gk, inst, tcalls, nodes):
 
 def _replays(inst, gk, by_file):
     sums = gk.group_by(["trace_id", "launch_uid"]).agg(pl.col("dur_ns").sum().alias("kernel_sum_ns"))
-    info = pl.DataFrame({"file": list(by_file), "capture_path": [c.path for c in by_file.values()],
-                         "capture_batch_size": [c.batch_size for c in by_file.values()],
-                         "capture_mode": [c.mode for c in by_file.values()]},
-                        schema={"file": pl.Int32, "capture_path": pl.String, "capture_batch_size": pl.Int64,
-                                "capture_mode": pl.String})
-    df = (inst.join(sums, on=["trace_id", "launch_uid"], how="left").join(info, on="file", how="left")
-          .sort(["trace_id", "ts_ns"])
-          .select("trace_id", "rank", "launch_uid", "launch_name", "ts_ns", pl.col("n").alias("kernels"),
-                  "kernel_sum_ns", "site", "matched", "capture_path", "capture_batch_size", "capture_mode",
-                  pl.col("offset").alias("capture_offset"), "candidates", "mismatch_at", "mismatch_kernel",
-                  "mismatch_captured"))
+    info = pl.DataFrame(
+        {
+            "file": list(by_file),
+            "capture_path": [c.path for c in by_file.values()],
+            "capture_batch_size": [c.batch_size for c in by_file.values()],
+            "capture_mode": [c.mode for c in by_file.values()],
+        },
+        schema={"file": pl.Int32, "capture_path": pl.String, "capture_batch_size": pl.Int64, "capture_mode": pl.String},
+    )
+    df = (
+        inst.join(sums, on=["trace_id", "launch_uid"], how="left")
+        .join(info, on="file", how="left")
+        .sort(["trace_id", "ts_ns"])
+        .select(
+            "trace_id",
+            "rank",
+            "launch_uid",
+            "launch_name",
+            "ts_ns",
+            pl.col("n").alias("kernels"),
+            "kernel_sum_ns",
+            "site",
+            "matched",
+            "capture_path",
+            "capture_batch_size",
+            "capture_mode",
+            pl.col("offset").alias("capture_offset"),
+            "candidates",
+            "mismatch_at",
+            "mismatch_kernel",
+            "mismatch_captured",
+        )
+    )
     return _as_table(df, GRAPH_REPLAYS_SCHEMA)
 
 
@@ -496,8 +720,19 @@ def _grafted_events(g, by_file, schema):
     place = ["trace_id", "rank", "uid", "pid", "tid", "pid_str", "tid_str", "ts_ns", "dur_ns", "end_ns"]
     cleared = ("correlation", "external_id", "flow_id", "flow_id_str")
     new = g.filter(pl.col("file").is_not_null() & (pl.col("cat") == "cpu_op")).select(
-        "file", pl.col("uid").alias("capture_uid"), "trace_id", "rank", pl.col("uid_new").alias("uid"),
-        "pid", "tid", "pid_str", "tid_str", "ts_ns", pl.lit(0, pl.Int64).alias("dur_ns"), pl.col("ts_ns").alias("end_ns"))
+        "file",
+        pl.col("uid").alias("capture_uid"),
+        "trace_id",
+        "rank",
+        pl.col("uid_new").alias("uid"),
+        "pid",
+        "tid",
+        "pid_str",
+        "tid_str",
+        "ts_ns",
+        pl.lit(0, pl.Int64).alias("dur_ns"),
+        pl.col("ts_ns").alias("end_ns"),
+    )
     parts = []
     for f, c in by_file.items():  # Arrow throughout: the events are wide, the rows few
         mine = new.filter(pl.col("file") == f)

@@ -2,6 +2,7 @@
 
 The original is always kept in `cat_raw`; `cat` is the normalised name below.
 """
+
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -43,7 +44,8 @@ def normalise(raw):
 
 def normalise_array(cat_raw):
     """Vectorised `normalise` over an Arrow string array (dictionary-encoded on the way)."""
-    enc = pc.dictionary_encode(cat_raw).combine_chunks() if isinstance(cat_raw, pa.ChunkedArray) \
-        else pc.dictionary_encode(cat_raw)
+    enc = (
+        pc.dictionary_encode(cat_raw).combine_chunks() if isinstance(cat_raw, pa.ChunkedArray) else pc.dictionary_encode(cat_raw)
+    )
     mapped = pa.array([normalise(v) for v in enc.dictionary.to_pylist()], pa.string())
     return pc.take(mapped, enc.indices)

@@ -28,6 +28,7 @@ Per window (a ProfilerStep, or the annotation asked for; the whole trace when it
 
 These are the rules of HTA's critical path analysis (docs/analyses.md says where they differ).
 """
+
 import warnings
 from dataclasses import dataclass
 
@@ -44,28 +45,77 @@ START, CPU, DEPENDENCY, KERNEL, KERNEL_KERNEL, LAUNCH, SYNC, WAIT = range(len(KI
 
 HOST_CATS = ("cpu_op", "cuda_runtime", "cuda_driver")
 # calls whose own time is waiting for the device
-BLOCKING = ("cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize", "cudaEventQuery",
-            "cudaMemcpy", "cudaMemcpyAsync",
-            "hipDeviceSynchronize", "hipStreamSynchronize", "hipEventSynchronize", "hipEventQuery",
-            "hipMemcpy", "hipMemcpyAsync", "hipMemcpyWithStream")
+BLOCKING = (
+    "cudaDeviceSynchronize",
+    "cudaStreamSynchronize",
+    "cudaEventSynchronize",
+    "cudaEventQuery",
+    "cudaMemcpy",
+    "cudaMemcpyAsync",
+    "hipDeviceSynchronize",
+    "hipStreamSynchronize",
+    "hipEventSynchronize",
+    "hipEventQuery",
+    "hipMemcpy",
+    "hipMemcpyAsync",
+    "hipMemcpyWithStream",
+)
 DEVICE_SYNC = ("cudaDeviceSynchronize", "hipDeviceSynchronize")
 STREAM_SYNC = ("cudaStreamSynchronize", "hipStreamSynchronize")
 STEP_PATTERN = "ProfilerStep#%"
 
-SLICE_COLUMNS = ["trace_id", "rank", "uid", "cat", "name", "pid", "tid", "pid_str", "tid_str", "ts_ns",
-                 "dur_ns", "end_ns", "correlation", "parent_uid", "depth", "pre", "subtree_end"]
-KERNEL_COLUMNS = ["trace_id", "uid", "device", "stream", "ts_ns", "end_ns", "dur_ns", "launch_uid",
-                  "launch_ts_ns", "launch_pid", "launch_tid"]
+SLICE_COLUMNS = [
+    "trace_id",
+    "rank",
+    "uid",
+    "cat",
+    "name",
+    "pid",
+    "tid",
+    "pid_str",
+    "tid_str",
+    "ts_ns",
+    "dur_ns",
+    "end_ns",
+    "correlation",
+    "parent_uid",
+    "depth",
+    "pre",
+    "subtree_end",
+]
+KERNEL_COLUMNS = [
+    "trace_id",
+    "uid",
+    "device",
+    "stream",
+    "ts_ns",
+    "end_ns",
+    "dur_ns",
+    "launch_uid",
+    "launch_ts_ns",
+    "launch_pid",
+    "launch_tid",
+]
 SYNC_COLUMNS = ["trace_id", "uid", "name", "ts_ns", "dur_ns", "device", "stream", "correlation", "args"]
-SYNC_SCHEMA = {"trace_id": pl.Int32, "uid": pl.Int64, "name": pl.String, "ts_ns": pl.Int64, "end_ns": pl.Int64,
-               "device": pl.Int64, "stream": pl.Int64, "correlation": pl.Int64, "wait_stream": pl.Int64,
-               "record_corr": pl.Int64}
+SYNC_SCHEMA = {
+    "trace_id": pl.Int32,
+    "uid": pl.Int64,
+    "name": pl.String,
+    "ts_ns": pl.Int64,
+    "end_ns": pl.Int64,
+    "device": pl.Int64,
+    "stream": pl.Int64,
+    "correlation": pl.Int64,
+    "wait_stream": pl.Int64,
+    "record_corr": pl.Int64,
+}
 
 
 @dataclass
 class Graph:
     """Nodes in run order (a run is a contiguous range; node i is linked from i - 1 unless it
     heads its run) and the cross edges. `link_*[i]` describe the link into node i."""
+
     window: np.ndarray  # window index of each node (a row of `windows`)
     head: np.ndarray  # index of the first node of its run
     t: np.ndarray  # ns
@@ -95,13 +145,25 @@ def sync_events(ev):
     if isinstance(ev, pa.Table):  # pick the rows before polars copies the whole args column
         ev = ev.select(SYNC_COLUMNS + ["cat", "ph"]).filter(pc.equal(ev.column("cat"), "cuda_sync"))
     x = lazy_events(ev, SYNC_COLUMNS + ["cat", "ph"]).filter((pl.col("cat") == "cuda_sync") & (pl.col("ph") == "X"))
-    return x.select(
-        "trace_id", "uid", "name", "ts_ns", (pl.col("ts_ns") + pl.col("dur_ns").fill_null(0)).alias("end_ns"),
-        "device", "stream", "correlation",
-        pl.col("args").str.json_path_match("$.wait_on_stream").cast(pl.Int64, strict=False).alias("wait_stream"),
-        pl.col("args").str.json_path_match("$.wait_on_cuda_event_record_corr_id")
-        .cast(pl.Int64, strict=False).alias("record_corr"),
-    ).collect().cast(SYNC_SCHEMA)
+    return (
+        x.select(
+            "trace_id",
+            "uid",
+            "name",
+            "ts_ns",
+            (pl.col("ts_ns") + pl.col("dur_ns").fill_null(0)).alias("end_ns"),
+            "device",
+            "stream",
+            "correlation",
+            pl.col("args").str.json_path_match("$.wait_on_stream").cast(pl.Int64, strict=False).alias("wait_stream"),
+            pl.col("args")
+            .str.json_path_match("$.wait_on_cuda_event_record_corr_id")
+            .cast(pl.Int64, strict=False)
+            .alias("record_corr"),
+        )
+        .collect()
+        .cast(SYNC_SCHEMA)
+    )
 
 
 def _asof(left, left_on, right, right_on, by, strategy):
@@ -109,8 +171,7 @@ def _asof(left, left_on, right, right_on, by, strategy):
     which polars warns it cannot check)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        return left.sort(left_on).join_asof(right.sort(right_on), left_on=left_on, right_on=right_on, by=by,
-                                            strategy=strategy)
+        return left.sort(left_on).join_asof(right.sort(right_on), left_on=left_on, right_on=right_on, by=by, strategy=strategy)
 
 
 def _windows(sl, pattern, rel):
@@ -118,18 +179,35 @@ def _windows(sl, pattern, rel):
     pattern (ProfilerStep#N), a trace without any is one window over all its host nodes (`rel`)."""
     ann = sl
     if pattern == STEP_PATTERN:  # as the _profiler_steps view takes the steps
-        ann = ann.filter(pl.col("name").str.starts_with("ProfilerStep#") & pl.col("cat").is_in(["user_annotation",
-                                                                                                  "cpu_op"]))
+        ann = ann.filter(pl.col("name").str.starts_with("ProfilerStep#") & pl.col("cat").is_in(["user_annotation", "cpu_op"]))
     ann = ann.filter(pl.col("name").str.contains(like_regex(pattern)).fill_null(False))
-    ann = ann.select(pl.col("trace_id").cast(pl.Int32), pl.col("rank").cast(pl.Int32), pl.col("uid").alias("window_uid"),
-                     pl.col("name").str.extract(r"#(\d+)$", 1).cast(pl.Int64, strict=False).alias("step"),
-                     pl.col("ts_ns").alias("start_ns"), pl.col("end_ns").alias("end_ns")).collect()
+    ann = ann.select(
+        pl.col("trace_id").cast(pl.Int32),
+        pl.col("rank").cast(pl.Int32),
+        pl.col("uid").alias("window_uid"),
+        pl.col("name").str.extract(r"#(\d+)$", 1).cast(pl.Int64, strict=False).alias("step"),
+        pl.col("ts_ns").alias("start_ns"),
+        pl.col("end_ns").alias("end_ns"),
+    ).collect()
     if pattern == STEP_PATTERN:
-        rest = (rel.join(ann.select("trace_id").unique(), on="trace_id", how="anti")
-                .group_by("trace_id").agg(pl.col("rank").first(), pl.col("ts_ns").min().alias("start_ns"),
-                                          pl.col("end_ns").max().alias("end_ns")))
-        ann = pl.concat([ann, rest.select("trace_id", "rank", pl.lit(None, pl.Int64).alias("window_uid"),
-                                          pl.lit(None, pl.Int64).alias("step"), "start_ns", "end_ns")])
+        rest = (
+            rel.join(ann.select("trace_id").unique(), on="trace_id", how="anti")
+            .group_by("trace_id")
+            .agg(pl.col("rank").first(), pl.col("ts_ns").min().alias("start_ns"), pl.col("end_ns").max().alias("end_ns"))
+        )
+        ann = pl.concat(
+            [
+                ann,
+                rest.select(
+                    "trace_id",
+                    "rank",
+                    pl.lit(None, pl.Int64).alias("window_uid"),
+                    pl.lit(None, pl.Int64).alias("step"),
+                    "start_ns",
+                    "end_ns",
+                ),
+            ]
+        )
     return ann.sort("trace_id", "start_ns", "window_uid").with_row_index("w").with_columns(pl.col("w").cast(pl.Int64))
 
 
@@ -160,12 +238,23 @@ def _window_rows(trace_id, ts, win):
 
 def _host_slices(sl):
     """The slices that become host nodes, with what the nodes need."""
-    return (sl.filter(pl.col("cat").is_in(HOST_CATS) & (pl.col("dur_ns") > 0) & (pl.col("uid") >= 0))
-            .select(pl.col("trace_id").cast(pl.Int32), pl.col("rank").cast(pl.Int32), "uid", "ts_ns", "end_ns",
-                    "parent_uid", "depth", "pre", "subtree_end",
-                    pl.struct("pid", "pid_str", "tid", "tid_str").hash().alias("thread"),
-                    pl.col("name").is_in(BLOCKING).alias("blocking"))
-            .collect())
+    return (
+        sl.filter(pl.col("cat").is_in(HOST_CATS) & (pl.col("dur_ns") > 0) & (pl.col("uid") >= 0))
+        .select(
+            pl.col("trace_id").cast(pl.Int32),
+            pl.col("rank").cast(pl.Int32),
+            "uid",
+            "ts_ns",
+            "end_ns",
+            "parent_uid",
+            "depth",
+            "pre",
+            "subtree_end",
+            pl.struct("pid", "pid_str", "tid", "tid_str").hash().alias("thread"),
+            pl.col("name").is_in(BLOCKING).alias("blocking"),
+        )
+        .collect()
+    )
 
 
 def _host_nodes(rel, win):
@@ -206,8 +295,16 @@ def _host_nodes(rel, win):
     w_link = np.where((kind == CPU) & (enter | ~blocking), w_link, 0)
     link_uid = np.where(np.roll(enter, 1), np.roll(uid, 1), np.where(~enter, uid, np.roll(parent, 1)))
     link_uid = np.where(kind == CPU, link_uid, -1)
-    return {"w": ww, "trace_id": col("trace_id"), "uid": uid, "enter": enter, "t": t, "kind": kind,
-            "lw": w_link, "luid": link_uid}
+    return {
+        "w": ww,
+        "trace_id": col("trace_id"),
+        "uid": uid,
+        "enter": enter,
+        "t": t,
+        "kind": kind,
+        "lw": w_link,
+        "luid": link_uid,
+    }
 
 
 def _segmented_cumsum(x, new_run):
@@ -240,15 +337,36 @@ def _queue(k):
 
 def _calls(sl, keep):
     """Runtime and driver calls (any duration) for which `keep` (a polars expression) holds."""
-    return (sl.filter(pl.col("cat").is_in(["cuda_runtime", "cuda_driver"]) & keep)
-            .select(pl.col("trace_id").cast(pl.Int32), "uid", "correlation", "ts_ns", "end_ns", "pid", "tid",
-                    pl.when(pl.col("name").is_in(DEVICE_SYNC)).then(pl.lit("device"))
-                      .when(pl.col("name").is_in(STREAM_SYNC)).then(pl.lit("stream")).alias("sync_call"))
-            .collect())
+    return (
+        sl.filter(pl.col("cat").is_in(["cuda_runtime", "cuda_driver"]) & keep)
+        .select(
+            pl.col("trace_id").cast(pl.Int32),
+            "uid",
+            "correlation",
+            "ts_ns",
+            "end_ns",
+            "pid",
+            "tid",
+            pl.when(pl.col("name").is_in(DEVICE_SYNC))
+            .then(pl.lit("device"))
+            .when(pl.col("name").is_in(STREAM_SYNC))
+            .then(pl.lit("stream"))
+            .alias("sync_call"),
+        )
+        .collect()
+    )
 
 
-_REQ = {"trace_id": pl.Int32, "call": pl.Int64, "kind": pl.String, "device": pl.Int64, "stream": pl.Int64,
-        "limit_ns": pl.Int64, "src": pl.Int64, "inferred": pl.Boolean}
+_REQ = {
+    "trace_id": pl.Int32,
+    "call": pl.Int64,
+    "kind": pl.String,
+    "device": pl.Int64,
+    "stream": pl.Int64,
+    "limit_ns": pl.Int64,
+    "src": pl.Int64,
+    "inferred": pl.Boolean,
+}
 
 
 def _requests(sl, syncs, launches):
@@ -257,52 +375,131 @@ def _requests(sl, syncs, launches):
     stream) started by limit_ns; 'device': that on every stream; 'event': device event `src` —
     and the stream waits (trace_id, src, device, stream, call_ts, pid, tid)."""
     out = []
-    waits = pl.DataFrame(schema={"trace_id": pl.Int32, "src": pl.Int64, "device": pl.Int64, "stream": pl.Int64,
-                                 "call_ts": pl.Int64, "pid": pl.Int64, "tid": pl.Int64})
+    waits = pl.DataFrame(
+        schema={
+            "trace_id": pl.Int32,
+            "src": pl.Int64,
+            "device": pl.Int64,
+            "stream": pl.Int64,
+            "call_ts": pl.Int64,
+            "pid": pl.Int64,
+            "tid": pl.Int64,
+        }
+    )
     # the calls the sync events name, by correlation (ids are per process: one used by calls
     # of two processes says nothing)
     ids = pl.concat([syncs["correlation"], syncs["record_corr"]]).drop_nulls().unique()
     calls = _calls(sl, pl.col("correlation").is_in(ids.implode())) if len(ids) else _calls(sl, pl.lit(False))
-    by_corr = (calls.filter(pl.col("correlation").is_not_null())
-               .with_columns(pl.col("pid").n_unique().over(["trace_id", "correlation"]).alias("_n"))
-               .filter(pl.col("_n") == 1).sort("ts_ns").unique(["trace_id", "correlation"], keep="first")
-               .select("trace_id", "correlation", pl.col("uid").alias("call"), pl.col("ts_ns").alias("call_ts"),
-                       "pid", "tid"))
+    by_corr = (
+        calls.filter(pl.col("correlation").is_not_null())
+        .with_columns(pl.col("pid").n_unique().over(["trace_id", "correlation"]).alias("_n"))
+        .filter(pl.col("_n") == 1)
+        .sort("ts_ns")
+        .unique(["trace_id", "correlation"], keep="first")
+        .select("trace_id", "correlation", pl.col("uid").alias("call"), pl.col("ts_ns").alias("call_ts"), "pid", "tid")
+    )
     s = syncs.with_columns(pl.col("trace_id").cast(pl.Int32)).join(by_corr, on=["trace_id", "correlation"])
     none = pl.lit(None, pl.Int64)
-    out.append(s.filter(pl.col("name") == "Stream Sync").select(
-        "trace_id", "call", pl.lit("stream").alias("kind"), "device", "stream", pl.col("end_ns").alias("limit_ns"),
-        none.alias("src"), pl.lit(False).alias("inferred")))
-    out.append(s.filter(pl.col("name") == "Context Sync").select(
-        "trace_id", "call", pl.lit("device").alias("kind"), "device", none.alias("stream"),
-        pl.col("end_ns").alias("limit_ns"), none.alias("src"), pl.lit(False).alias("inferred")))
+    out.append(
+        s.filter(pl.col("name") == "Stream Sync").select(
+            "trace_id",
+            "call",
+            pl.lit("stream").alias("kind"),
+            "device",
+            "stream",
+            pl.col("end_ns").alias("limit_ns"),
+            none.alias("src"),
+            pl.lit(False).alias("inferred"),
+        )
+    )
+    out.append(
+        s.filter(pl.col("name") == "Context Sync").select(
+            "trace_id",
+            "call",
+            pl.lit("device").alias("kind"),
+            "device",
+            none.alias("stream"),
+            pl.col("end_ns").alias("limit_ns"),
+            none.alias("src"),
+            pl.lit(False).alias("inferred"),
+        )
+    )
     ev = s.filter(pl.col("name").is_in(["Event Sync", "Stream Wait Event"]) & pl.col("record_corr").is_not_null())
     if ev.height:
         # the event was recorded behind the last launch onto its stream (from any thread) before the record call
-        rec = ev.join(by_corr.select("trace_id", pl.col("correlation").alias("record_corr"),
-                                     pl.col("call_ts").alias("rec_ts")), on=["trace_id", "record_corr"])
-        src = _asof(rec, "rec_ts", launches.select("trace_id", "device", pl.col("stream").alias("wait_stream"),
-                                                   "launch_ts_ns", pl.col("uid").alias("src")),
-                    "launch_ts_ns", ["trace_id", "device", "wait_stream"], "backward").filter(pl.col("src").is_not_null())
-        out.append(src.filter(pl.col("name") == "Event Sync").select(
-            "trace_id", "call", pl.lit("event").alias("kind"), "device", none.alias("stream"),
-            none.alias("limit_ns"), "src", pl.lit(False).alias("inferred")))
+        rec = ev.join(
+            by_corr.select("trace_id", pl.col("correlation").alias("record_corr"), pl.col("call_ts").alias("rec_ts")),
+            on=["trace_id", "record_corr"],
+        )
+        src = _asof(
+            rec,
+            "rec_ts",
+            launches.select(
+                "trace_id", "device", pl.col("stream").alias("wait_stream"), "launch_ts_ns", pl.col("uid").alias("src")
+            ),
+            "launch_ts_ns",
+            ["trace_id", "device", "wait_stream"],
+            "backward",
+        ).filter(pl.col("src").is_not_null())
+        out.append(
+            src.filter(pl.col("name") == "Event Sync").select(
+                "trace_id",
+                "call",
+                pl.lit("event").alias("kind"),
+                "device",
+                none.alias("stream"),
+                none.alias("limit_ns"),
+                "src",
+                pl.lit(False).alias("inferred"),
+            )
+        )
         waits = src.filter(pl.col("name") == "Stream Wait Event").select(waits.columns)
     # traces without sync events: the calls themselves say what they wait for
     inf = _calls(sl, pl.col("name").is_in(DEVICE_SYNC + STREAM_SYNC)).join(
-        syncs.select(pl.col("trace_id").cast(pl.Int32)).unique(), on="trace_id", how="anti")
-    out.append(inf.filter(pl.col("sync_call") == "device").select(
-        "trace_id", pl.col("uid").alias("call"), pl.lit("device").alias("kind"), none.alias("device"),
-        none.alias("stream"), pl.col("end_ns").alias("limit_ns"), none.alias("src"), pl.lit(True).alias("inferred")))
+        syncs.select(pl.col("trace_id").cast(pl.Int32)).unique(), on="trace_id", how="anti"
+    )
+    out.append(
+        inf.filter(pl.col("sync_call") == "device").select(
+            "trace_id",
+            pl.col("uid").alias("call"),
+            pl.lit("device").alias("kind"),
+            none.alias("device"),
+            none.alias("stream"),
+            pl.col("end_ns").alias("limit_ns"),
+            none.alias("src"),
+            pl.lit(True).alias("inferred"),
+        )
+    )
     st = inf.filter(pl.col("sync_call") == "stream")
     if st.height:
         # the stream it syncs: the one its thread last launched onto
-        st = _asof(st, "ts_ns", launches.select("trace_id", pl.col("launch_pid").alias("pid"),
-                                                pl.col("launch_tid").alias("tid"), "launch_ts_ns", "device", "stream"),
-                   "launch_ts_ns", ["trace_id", "pid", "tid"], "backward").filter(pl.col("stream").is_not_null())
-        out.append(st.select("trace_id", pl.col("uid").alias("call"), pl.lit("stream").alias("kind"), "device",
-                             "stream", pl.col("end_ns").alias("limit_ns"), none.alias("src"),
-                             pl.lit(True).alias("inferred")))
+        st = _asof(
+            st,
+            "ts_ns",
+            launches.select(
+                "trace_id",
+                pl.col("launch_pid").alias("pid"),
+                pl.col("launch_tid").alias("tid"),
+                "launch_ts_ns",
+                "device",
+                "stream",
+            ),
+            "launch_ts_ns",
+            ["trace_id", "pid", "tid"],
+            "backward",
+        ).filter(pl.col("stream").is_not_null())
+        out.append(
+            st.select(
+                "trace_id",
+                pl.col("uid").alias("call"),
+                pl.lit("stream").alias("kind"),
+                "device",
+                "stream",
+                pl.col("end_ns").alias("limit_ns"),
+                none.alias("src"),
+                pl.lit(True).alias("inferred"),
+            )
+        )
     return pl.concat([o.select(list(_REQ)).cast(_REQ) for o in out]), waits
 
 
@@ -318,50 +515,75 @@ def build(slices, kernels, syncs=None, pattern=STEP_PATTERN):
     hn = _host_nodes(rel, win)
     del rel  # memory is the limit on a big trace: each frame and array goes once it is used
     n_host = len(hn["t"])
-    k = (lazy_events(kernels, KERNEL_COLUMNS).filter(pl.col("launch_uid").is_not_null())
-         .collect().with_columns(pl.col("trace_id").cast(pl.Int32)))
+    k = (
+        lazy_events(kernels, KERNEL_COLUMNS)
+        .filter(pl.col("launch_uid").is_not_null())
+        .collect()
+        .with_columns(pl.col("trace_id").cast(pl.Int32))
+    )
     launches = k.select("trace_id", "uid", "device", "stream", "launch_ts_ns", "launch_pid", "launch_tid")
     k = _queue(k)
     # a device event is in the windows its launch call's start node is in
-    starts = _host_index(hn, hn["enter"], k["launch_uid"]).rename(
-        {"uid": "launch_uid", "node": "launch_node", "t": "launch_t"})
-    kw = (k.join(starts, on=["trace_id", "launch_uid"], how="inner").sort("w", "device", "stream", "ts_ns", "uid")
-          .with_row_index("i").with_columns(pl.col("i").cast(pl.Int64)))
+    starts = _host_index(hn, hn["enter"], k["launch_uid"]).rename({"uid": "launch_uid", "node": "launch_node", "t": "launch_t"})
+    kw = (
+        k.join(starts, on=["trace_id", "launch_uid"], how="inner")
+        .sort("w", "device", "stream", "ts_ns", "uid")
+        .with_row_index("i")
+        .with_columns(pl.col("i").cast(pl.Int64))
+    )
     req, waits = _requests(sl, syncs, launches)
     # which device event each wait holds back: the next launch onto the waiting stream from the
     # thread of the cudaStreamWaitEvent call, at or after it
     wait_pairs = pl.DataFrame(schema={"trace_id": pl.Int32, "src": pl.Int64, "dst": pl.Int64})
     if waits.height:
-        wp = _asof(waits, "call_ts",
-                   launches.select("trace_id", "device", "stream", pl.col("launch_pid").alias("pid"),
-                                   pl.col("launch_tid").alias("tid"), "launch_ts_ns", pl.col("uid").alias("dst")),
-                   "launch_ts_ns", ["trace_id", "device", "stream", "pid", "tid"], "forward")
+        wp = _asof(
+            waits,
+            "call_ts",
+            launches.select(
+                "trace_id",
+                "device",
+                "stream",
+                pl.col("launch_pid").alias("pid"),
+                pl.col("launch_tid").alias("tid"),
+                "launch_ts_ns",
+                pl.col("uid").alias("dst"),
+            ),
+            "launch_ts_ns",
+            ["trace_id", "device", "stream", "pid", "tid"],
+            "forward",
+        )
         wait_pairs = wp.filter(pl.col("dst").is_not_null()).select("trace_id", "src", "dst").unique()
     # per window: the wait edges whose two ends are both in it (i: the device event's row in kw)
     kin = kw.select("w", "trace_id", "uid", "end_ns", "i")
-    wp_w = (wait_pairs.join(kin.select("w", "trace_id", pl.col("uid").alias("dst"), pl.col("i").alias("dst_i")),
-                            on=["trace_id", "dst"])
-            .join(kin.select("w", "trace_id", pl.col("uid").alias("src"), pl.col("end_ns").alias("src_end"),
-                             pl.col("i").alias("src_i")), on=["w", "trace_id", "src"]))
+    wp_w = wait_pairs.join(
+        kin.select("w", "trace_id", pl.col("uid").alias("dst"), pl.col("i").alias("dst_i")), on=["trace_id", "dst"]
+    ).join(
+        kin.select("w", "trace_id", pl.col("uid").alias("src"), pl.col("end_ns").alias("src_end"), pl.col("i").alias("src_i")),
+        on=["w", "trace_id", "src"],
+    )
     wait_end = wp_w.group_by("dst_i").agg(pl.col("src_end").max().alias("wait_end")).rename({"dst_i": "i"})
     kw = kw.join(wait_end, on="i", how="left").sort("i")
     same = ["w", "device", "stream"]
     kw = kw.with_columns(pl.col("end_ns").shift(1).over(same).alias("prev_end"))
-    launch_ok = ((pl.col("q_launch") == 1) & (pl.col("q_start") == 0)
-                 & (pl.col("prev_end").is_null() | (pl.col("prev_end") < pl.col("launch_t")))
-                 & (pl.col("wait_end").is_null() | (pl.col("wait_end") < pl.col("launch_t")))).fill_null(False)
-    kk = (~launch_ok & pl.col("prev_end").is_not_null()
-          & (pl.col("wait_end").is_null() | (pl.col("wait_end") < pl.col("prev_end"))))
+    launch_ok = (
+        (pl.col("q_launch") == 1)
+        & (pl.col("q_start") == 0)
+        & (pl.col("prev_end").is_null() | (pl.col("prev_end") < pl.col("launch_t")))
+        & (pl.col("wait_end").is_null() | (pl.col("wait_end") < pl.col("launch_t")))
+    ).fill_null(False)
+    kk = (
+        ~launch_ok & pl.col("prev_end").is_not_null() & (pl.col("wait_end").is_null() | (pl.col("wait_end") < pl.col("prev_end")))
+    )
     kw = kw.with_columns(launch_ok.alias("launch_ok"), kk.alias("kk"))
     m = kw.height
     # cross edges (they need kw and hn, dropped before the node arrays are put together)
     ts = kw["ts_ns"].to_numpy()
     la = np.flatnonzero(kw["launch_ok"].to_numpy())
-    xs = [(kw["launch_node"].to_numpy()[la], n_host + 2 * la,
-           np.maximum(ts[la] - kw["launch_t"].to_numpy()[la], 0), LAUNCH),
-          (n_host + 2 * wp_w["src_i"].to_numpy() + 1, n_host + 2 * wp_w["dst_i"].to_numpy(),
-           np.zeros(wp_w.height, np.int64), WAIT),
-          _sync_edges(req, hn, kw, n_host)]
+    xs = [
+        (kw["launch_node"].to_numpy()[la], n_host + 2 * la, np.maximum(ts[la] - kw["launch_t"].to_numpy()[la], 0), LAUNCH),
+        (n_host + 2 * wp_w["src_i"].to_numpy() + 1, n_host + 2 * wp_w["dst_i"].to_numpy(), np.zeros(wp_w.height, np.int64), WAIT),
+        _sync_edges(req, hn, kw, n_host),
+    ]
     x_src, x_dst, x_w = (np.concatenate([x[i] for x in xs]).astype(np.int64) for i in range(3))
     x_kind = np.concatenate([np.full(len(x[0]), x[3], np.int64) for x in xs])
     del xs, la
@@ -396,15 +618,28 @@ def build(slices, kernels, syncs=None, pattern=STEP_PATTERN):
     luid = np.concatenate([hn.pop("luid"), g_luid])
     del g_luid, hn
     head = run_heads(kind == START)
-    return Graph(window=window, head=head, t=t, uid=uid, link_kind=kind, link_w=lw, link_uid=luid,
-                 x_src=x_src[o], x_dst=x_dst[o], x_w=x_w[o], x_kind=x_kind[o], windows=win)
+    return Graph(
+        window=window,
+        head=head,
+        t=t,
+        uid=uid,
+        link_kind=kind,
+        link_w=lw,
+        link_uid=luid,
+        x_src=x_src[o],
+        x_dst=x_dst[o],
+        x_w=x_w[o],
+        x_kind=x_kind[o],
+        windows=win,
+    )
 
 
 def _host_index(hn, mask, uids):
     """(w, trace_id, uid, node, t) of the host nodes where `mask` holds whose uid is among `uids`."""
     pick = np.flatnonzero(mask & np.isin(hn["uid"], uids.drop_nulls().to_numpy()))
-    return pl.DataFrame({"w": hn["w"][pick], "trace_id": hn["trace_id"][pick], "uid": hn["uid"][pick],
-                         "node": pick, "t": hn["t"][pick]})
+    return pl.DataFrame(
+        {"w": hn["w"][pick], "trace_id": hn["trace_id"][pick], "uid": hn["uid"][pick], "node": pick, "t": hn["t"][pick]}
+    )
 
 
 def _sync_edges(req, hn, kw, n_host):
@@ -412,23 +647,29 @@ def _sync_edges(req, hn, kw, n_host):
     if req.height == 0:
         return np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.int64), SYNC
     # the call must be a node of the window: its end is where the wait ends
-    calls = _host_index(hn, ~hn["enter"], req["call"]).select("w", "trace_id", pl.col("uid").alias("call"),
-                                                              pl.col("node").alias("dst"))
+    calls = _host_index(hn, ~hn["enter"], req["call"]).select(
+        "w", "trace_id", pl.col("uid").alias("call"), pl.col("node").alias("dst")
+    )
     r = req.join(calls, on=["trace_id", "call"])
-    ends = kw.select("w", "trace_id", "device", "stream", "uid", "ts_ns", "end_ns",
-                     (n_host + 2 * pl.col("i") + 1).alias("end"))
+    ends = kw.select("w", "trace_id", "device", "stream", "uid", "ts_ns", "end_ns", (n_host + 2 * pl.col("i") + 1).alias("end"))
     parts = []
-    fixed = r.filter(pl.col("kind") == "event").join(
-        ends.select("w", pl.col("uid").alias("src"), "end"), on=["w", "src"])
+    fixed = r.filter(pl.col("kind") == "event").join(ends.select("w", pl.col("uid").alias("src"), "end"), on=["w", "src"])
     parts.append(fixed.select("dst", "end"))
     streams = ends.select("w", "device", "stream").unique()
     per_dev = r.filter(pl.col("kind") == "device").drop("device", "stream").join(streams, on="w")
     by_stream = pl.concat([r.filter(pl.col("kind") == "stream"), per_dev.select(r.columns)])
     if by_stream.height:
-        last = _asof(by_stream, "limit_ns", ends.select("w", "device", "stream", "ts_ns", "end_ns", "end"),
-                     "ts_ns", ["w", "device", "stream"], "backward")
-        last = last.filter(pl.col("end").is_not_null()
-                           & (~pl.col("inferred") | (pl.col("end_ns") <= pl.col("limit_ns") + TOL_NS)))
+        last = _asof(
+            by_stream,
+            "limit_ns",
+            ends.select("w", "device", "stream", "ts_ns", "end_ns", "end"),
+            "ts_ns",
+            ["w", "device", "stream"],
+            "backward",
+        )
+        last = last.filter(
+            pl.col("end").is_not_null() & (~pl.col("inferred") | (pl.col("end_ns") <= pl.col("limit_ns") + TOL_NS))
+        )
         parts.append(last.select("dst", "end"))
     e = pl.concat([p.select(pl.col("end").cast(pl.Int64), pl.col("dst").cast(pl.Int64)) for p in parts]).unique()
     return e["end"].to_numpy(), e["dst"].to_numpy(), np.zeros(e.height, np.int64), SYNC

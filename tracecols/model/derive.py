@@ -5,6 +5,7 @@ checks) and its `devices`.
 Both ingest paths use this: the in-memory one (pipeline.read_tables) with the whole events table,
 the streaming one with only TREE_COLUMNS read back from Parquet.
 """
+
 import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -21,8 +22,26 @@ from .traces import detect_rank, devices_table, time_span, traces_table
 from .tree import build_slices, lazy_events
 
 # The events columns the tree, the links, the checks and the traces row read.
-TREE_COLUMNS = ["trace_id", "rank", "uid", "ph", "cat", "name", "pid", "tid", "pid_str", "tid_str",
-                "ts_ns", "dur_ns", "end_ns", "device", "stream", "correlation", "external_id", "flow_id"]
+TREE_COLUMNS = [
+    "trace_id",
+    "rank",
+    "uid",
+    "ph",
+    "cat",
+    "name",
+    "pid",
+    "tid",
+    "pid_str",
+    "tid_str",
+    "ts_ns",
+    "dur_ns",
+    "end_ns",
+    "device",
+    "stream",
+    "correlation",
+    "external_id",
+    "flow_id",
+]
 
 
 def describe(info, trace_id, path, keep_secrets):
@@ -88,10 +107,16 @@ def derived_tables(ev, infos, clock=None, slices=None, captures=(), events_schem
         traces.append(traces_table(t, info, spans[t], info["rank"], info["rank_source"], warnings))
         devices.append(devices_table(t, info["metadata"]))
     clock.lap("read")
-    out = {"traces": pa.concat_tables(traces), "devices": pa.concat_tables(devices),
-           "kernels": kernels, "fx_marks": fx_marks(slices, kernels),
-           "graph_replays": graphs["graph_replays"], "graph_nodes": graphs["graph_nodes"],
-           "critical_path_edges": path, "events_grafted": graphs["events"]}
+    out = {
+        "traces": pa.concat_tables(traces),
+        "devices": pa.concat_tables(devices),
+        "kernels": kernels,
+        "fx_marks": fx_marks(slices, kernels),
+        "graph_replays": graphs["graph_replays"],
+        "graph_nodes": graphs["graph_nodes"],
+        "critical_path_edges": path,
+        "events_grafted": graphs["events"],
+    }
     if built:
         out["slices"] = slices
     return out

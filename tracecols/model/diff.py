@@ -19,6 +19,7 @@ changes and sorts by the absolute change in GPU time (ties: host time, then the 
   down to it, joined by " > " (`ProfilerStep#N` written as `ProfilerStep#*` so that steps of the
   two traces meet); measures as for ops.
 """
+
 import numpy as np
 import polars as pl
 
@@ -43,27 +44,37 @@ def kernel_side(kernels, perf=None, by_device=False):
         p = perf.select(["trace_id", "uid", "kernel_flop", "kernel_bytes", "peak_tflops_per_s", "peak_tb_per_s"])
         k = k.join(p, on=["trace_id", "uid"], how="left")
     else:
-        k = k.with_columns([pl.lit(None, pl.Float64).alias(c) for c in
-                            ("kernel_flop", "kernel_bytes", "peak_tflops_per_s", "peak_tb_per_s")])
+        k = k.with_columns(
+            [pl.lit(None, pl.Float64).alias(c) for c in ("kernel_flop", "kernel_bytes", "peak_tflops_per_s", "peak_tb_per_s")]
+        )
     d = pl.col("dur_ns").fill_null(0)
-    per_device = [] if by_device else [  # which devices the name ran on, e.g. "1" or "0,3"
-        pl.col("device").unique().sort().cast(pl.String).str.join(",").alias("devices")]
-    return (k.group_by(keys("kernel", by_device)).agg(
-        *per_device,
-        pl.len().cast(pl.Int64).alias("count"),
-        d.sum().cast(pl.Int64).alias("gpu_ns"),
-        pl.col("kernel_flop").sum().alias("flops"),
-        pl.col("kernel_bytes").sum().alias("bytes"),
-        pl.col("kernel_flop").is_not_null().any().alias("_has_flops"),
-        pl.col("kernel_bytes").is_not_null().any().alias("_has_bytes"),
-        (d * pl.col("peak_tflops_per_s")).sum().alias("_peak_f"),  # ns · TFLOP/s
-        (d * pl.col("peak_tb_per_s")).sum().alias("_peak_b"),
-        d.filter(pl.col("kernel_flop").is_not_null()).sum().alias("_ns_f"),
-        d.filter(pl.col("kernel_bytes").is_not_null()).sum().alias("_ns_b"),
-    ).with_columns(
-        pl.when(pl.col("_has_flops")).then(pl.col("flops")).alias("flops"),
-        pl.when(pl.col("_has_bytes")).then(pl.col("bytes")).alias("bytes"),
-    ))
+    per_device = (
+        []
+        if by_device
+        else [  # which devices the name ran on, e.g. "1" or "0,3"
+            pl.col("device").unique().sort().cast(pl.String).str.join(",").alias("devices")
+        ]
+    )
+    return (
+        k.group_by(keys("kernel", by_device))
+        .agg(
+            *per_device,
+            pl.len().cast(pl.Int64).alias("count"),
+            d.sum().cast(pl.Int64).alias("gpu_ns"),
+            pl.col("kernel_flop").sum().alias("flops"),
+            pl.col("kernel_bytes").sum().alias("bytes"),
+            pl.col("kernel_flop").is_not_null().any().alias("_has_flops"),
+            pl.col("kernel_bytes").is_not_null().any().alias("_has_bytes"),
+            (d * pl.col("peak_tflops_per_s")).sum().alias("_peak_f"),  # ns · TFLOP/s
+            (d * pl.col("peak_tb_per_s")).sum().alias("_peak_b"),
+            d.filter(pl.col("kernel_flop").is_not_null()).sum().alias("_ns_f"),
+            d.filter(pl.col("kernel_bytes").is_not_null()).sum().alias("_ns_b"),
+        )
+        .with_columns(
+            pl.when(pl.col("_has_flops")).then(pl.col("flops")).alias("flops"),
+            pl.when(pl.col("_has_bytes")).then(pl.col("bytes")).alias("bytes"),
+        )
+    )
 
 
 def _finish_kernel(side):
@@ -77,11 +88,14 @@ def _finish_kernel(side):
 
 
 def _op_gpu(slices, kernels):
-    g = (kernels.filter(pl.col("op_uid").is_not_null())
-         .group_by(["trace_id", "op_uid"]).agg(pl.col("dur_ns").fill_null(0).sum().cast(pl.Int64).alias("_gpu"),
-                                                pl.len().alias("_nk")))
+    g = (
+        kernels.filter(pl.col("op_uid").is_not_null())
+        .group_by(["trace_id", "op_uid"])
+        .agg(pl.col("dur_ns").fill_null(0).sum().cast(pl.Int64).alias("_gpu"), pl.len().alias("_nk"))
+    )
     return slices.join(g.rename({"op_uid": "uid"}), on=["trace_id", "uid"], how="left").with_columns(
-        pl.col("_gpu").fill_null(0), pl.col("_nk").fill_null(0))
+        pl.col("_gpu").fill_null(0), pl.col("_nk").fill_null(0)
+    )
 
 
 def _agg(frame, keys):
@@ -107,9 +121,13 @@ def callpaths(slices):
     if n == 0:
         return pl.DataFrame(schema={"trace_id": pl.Int32, "uid": pl.Int64, "callpath": pl.String})
     key = s.select(["trace_id", "uid"]).with_row_index("_i")
-    parent = (s.select(["trace_id", pl.col("parent_uid").alias("uid")])
-              .join(key, on=["trace_id", "uid"], how="left", maintain_order="left")["_i"]
-              .fill_null(-1).to_numpy().astype(np.int64))
+    parent = (
+        s.select(["trace_id", pl.col("parent_uid").alias("uid")])
+        .join(key, on=["trace_id", "uid"], how="left", maintain_order="left")["_i"]
+        .fill_null(-1)
+        .to_numpy()
+        .astype(np.int64)
+    )
     on_path = s["cat"].is_in(list(PATH_CATS)).to_numpy()
     up = nearest(parent, on_path, include_self=False)  # nearest path slice strictly above
     name = s["name"].fill_null("").str.replace(r"^ProfilerStep#\d+$", "ProfilerStep#*").to_numpy().astype(object)
@@ -128,8 +146,13 @@ def callpaths(slices):
         else:
             path[idx] = path[up[idx]] + SEP + name[idx]
     keep = np.flatnonzero(on_path)
-    return pl.DataFrame({"trace_id": s["trace_id"].to_numpy()[keep], "uid": s["uid"].to_numpy()[keep],
-                         "callpath": pl.Series(path[keep].tolist(), dtype=pl.String)})
+    return pl.DataFrame(
+        {
+            "trace_id": s["trace_id"].to_numpy()[keep],
+            "uid": s["uid"].to_numpy()[keep],
+            "callpath": pl.Series(path[keep].tolist(), dtype=pl.String),
+        }
+    )
 
 
 def callpath_side(slices, kernels):
@@ -150,23 +173,33 @@ def compare(a, b, keys, kind):
         measures = [c[:-2] for c in measures]
     additive = ["count", "gpu_ns", "host_ns", "self_ns", "kernels"]
     fills = [pl.col(f"{m}_{s}").fill_null(0) for m in additive if f"{m}_a" in j.columns for s in "ab"]
-    j = j.with_columns(fills).with_columns(
-        pl.when(pl.col("_ina").is_null()).then(pl.lit("only in B"))
-          .when(pl.col("_inb").is_null()).then(pl.lit("only in A"))
-          .otherwise(pl.lit("both")).alias("status"),
-        (pl.col("count_b") - pl.col("count_a")).alias("delta_count"),
-        (pl.col("gpu_ns_b") - pl.col("gpu_ns_a")).alias("delta_gpu_ns"),
-    ).drop(["_ina", "_inb"])
+    j = (
+        j.with_columns(fills)
+        .with_columns(
+            pl.when(pl.col("_ina").is_null())
+            .then(pl.lit("only in B"))
+            .when(pl.col("_inb").is_null())
+            .then(pl.lit("only in A"))
+            .otherwise(pl.lit("both"))
+            .alias("status"),
+            (pl.col("count_b") - pl.col("count_a")).alias("delta_count"),
+            (pl.col("gpu_ns_b") - pl.col("gpu_ns_a")).alias("delta_gpu_ns"),
+        )
+        .drop(["_ina", "_inb"])
+    )
     if "host_ns_a" in j.columns:
         j = j.with_columns((pl.col("host_ns_b") - pl.col("host_ns_a")).alias("delta_host_ns"))
     else:
         j = j.with_columns(
             (pl.col("gpu_ns_a") / pl.col("count_a").replace(0, None)).alias("mean_ns_a"),
             (pl.col("gpu_ns_b") / pl.col("count_b").replace(0, None)).alias("mean_ns_b"),
-            pl.lit(0, pl.Int64).alias("delta_host_ns"))
+            pl.lit(0, pl.Int64).alias("delta_host_ns"),
+        )
     j = j.with_columns(
         (100.0 * pl.col("delta_gpu_ns") / pl.col("gpu_ns_a").replace(0, None)).alias("delta_gpu_pct"),
-        pl.col("delta_gpu_ns").abs().alias("_abs"), pl.col("delta_host_ns").abs().alias("_abs_h"))
+        pl.col("delta_gpu_ns").abs().alias("_abs"),
+        pl.col("delta_host_ns").abs().alias("_abs_h"),
+    )
     j = j.sort(["_abs", "_abs_h"] + keys, descending=[True, True] + [False] * len(keys), nulls_last=True)
     if kind == "kernel":
         j = j.drop("delta_host_ns")
@@ -180,7 +213,8 @@ def _finish_kernel_pair(j):
     out = j
     for s in "ab":
         side = out.select([c for c in out.columns if c.endswith(f"_{s}")]).rename(
-            {c: c[:-2] for c in out.columns if c.endswith(f"_{s}")})
+            {c: c[:-2] for c in out.columns if c.endswith(f"_{s}")}
+        )
         fin = _finish_kernel(side).rename(lambda c, s=s: f"{c}_{s}")
         out = pl.concat([out.drop([c for c in out.columns if c.endswith(f"_{s}")]), fin], how="horizontal")
     return out

@@ -25,6 +25,7 @@ duration (inclusive minus its child ops, cpu_op and user_annotation, on the host
 device work it launched: a kernel belongs to the nearest linked node at or above its launch call
 (`et_kernels`), and every node counts the kernels launched anywhere in its subtree.
 """
+
 import numpy as np
 import polars as pl
 import pyarrow as pa
@@ -37,28 +38,48 @@ OP_CATS = ("cpu_op", "user_annotation")
 _ET_SELF = "[pytorch|profiler|execution_"  # the ET's own process/thread annotation nodes
 
 LINK_COLUMNS = [
-    ("kineto_uid", pa.int64()), ("link_key", pa.int64()), ("kineto_name", pa.string()),
-    ("kineto_pid", pa.int64()), ("kineto_tid", pa.int64()),
-    ("ts_ns", pa.int64()), ("dur_ns", pa.int64()), ("end_ns", pa.int64()), ("exclusive_ns", pa.int64()),
-    ("n_kernels", pa.int64()), ("kernel_dur_ns", pa.int64()),
-    ("n_kernels_subtree", pa.int64()), ("kernel_dur_subtree_ns", pa.int64()),
+    ("kineto_uid", pa.int64()),
+    ("link_key", pa.int64()),
+    ("kineto_name", pa.string()),
+    ("kineto_pid", pa.int64()),
+    ("kineto_tid", pa.int64()),
+    ("ts_ns", pa.int64()),
+    ("dur_ns", pa.int64()),
+    ("end_ns", pa.int64()),
+    ("exclusive_ns", pa.int64()),
+    ("n_kernels", pa.int64()),
+    ("kernel_dur_ns", pa.int64()),
+    ("n_kernels_subtree", pa.int64()),
+    ("kernel_dur_subtree_ns", pa.int64()),
 ]
 
-KERNEL_SCHEMA = pa.schema([
-    ("node_id", pa.int64()), ("uid", pa.int64()), ("cat", pa.string()), ("name", pa.string()),
-    ("device", pa.int64()), ("stream", pa.int64()), ("correlation", pa.int64()),
-    ("ts_ns", pa.int64()), ("dur_ns", pa.int64()), ("launch_uid", pa.int64()),
-])
+KERNEL_SCHEMA = pa.schema(
+    [
+        ("node_id", pa.int64()),
+        ("uid", pa.int64()),
+        ("cat", pa.string()),
+        ("name", pa.string()),
+        ("device", pa.int64()),
+        ("stream", pa.int64()),
+        ("correlation", pa.int64()),
+        ("ts_ns", pa.int64()),
+        ("dur_ns", pa.int64()),
+        ("launch_uid", pa.int64()),
+    ]
+)
 
 
 def _kineto_ops(events, slices):
     """polars frame of the Kineto ops (cpu_op, user_annotation slices) of trace 0 with their ids."""
-    sl = pl.from_arrow(slices.select(["trace_id", "uid", "cat", "name", "pid", "tid", "ts_ns", "dur_ns",
-                                      "end_ns", "external_id"]))
+    sl = pl.from_arrow(
+        slices.select(["trace_id", "uid", "cat", "name", "pid", "tid", "ts_ns", "dur_ns", "end_ns", "external_id"])
+    )
     sl = sl.filter((pl.col("trace_id") == 0) & pl.col("cat").is_in(list(OP_CATS)))
-    ids = (pl.from_arrow(events.select(["trace_id", "uid", "record_function_id"]))
-           .filter((pl.col("trace_id") == 0) & pl.col("record_function_id").is_not_null())
-           .select(["uid", "record_function_id"]))
+    ids = (
+        pl.from_arrow(events.select(["trace_id", "uid", "record_function_id"]))
+        .filter((pl.col("trace_id") == 0) & pl.col("record_function_id").is_not_null())
+        .select(["uid", "record_function_id"])
+    )
     return sl.join(ids, on="uid", how="left")
 
 
@@ -69,14 +90,25 @@ def _et_ops(nodes):
 
 def _by_record_function_id(et, ops):
     """(node_id -> kineto uid, name mismatches) by equality of rf_id and Record function id."""
-    k = (ops.filter(pl.col("record_function_id").is_not_null())
-         .with_columns(pl.len().over("record_function_id").alias("_n"))
-         .filter(pl.col("_n") == 1)
-         .select([pl.col("record_function_id").alias("rf_id"), pl.col("uid").alias("kineto_uid"),
-                  pl.col("name").alias("kineto_name"), pl.col("record_function_id").alias("link_key")]))
-    cand = (et.filter(~pl.col("et_self") & pl.col("rf_id").is_not_null())
-            .with_columns(pl.len().over("rf_id").alias("_m")).filter(pl.col("_m") == 1)
-            .join(k, on="rf_id", how="inner"))
+    k = (
+        ops.filter(pl.col("record_function_id").is_not_null())
+        .with_columns(pl.len().over("record_function_id").alias("_n"))
+        .filter(pl.col("_n") == 1)
+        .select(
+            [
+                pl.col("record_function_id").alias("rf_id"),
+                pl.col("uid").alias("kineto_uid"),
+                pl.col("name").alias("kineto_name"),
+                pl.col("record_function_id").alias("link_key"),
+            ]
+        )
+    )
+    cand = (
+        et.filter(~pl.col("et_self") & pl.col("rf_id").is_not_null())
+        .with_columns(pl.len().over("rf_id").alias("_m"))
+        .filter(pl.col("_m") == 1)
+        .join(k, on="rf_id", how="inner")
+    )
     same = cand.filter(pl.col("name") == pl.col("kineto_name"))
     return same.select(["node_id", "kineto_uid", "link_key"]), cand.height - same.height
 
@@ -93,10 +125,18 @@ def _by_external_id(et, ops, min_run=MIN_RUN):
     only one side records. The gaps left between taken pairs are then filled in order: an
     unmatched node takes the first free op of its name between its neighbours' ops.
     """
-    k = (ops.filter(pl.col("external_id").is_not_null()).sort(["external_id", "ts_ns", "uid"])
-         .with_row_index("j").select(["j", "name", "uid", "external_id"]))
-    e = (et.filter(~pl.col("et_self") & pl.col("rf_id").is_not_null()).sort(["rf_id", "node_id"])
-         .with_row_index("i").select(["i", "name", "node_id", "rf_id"]))
+    k = (
+        ops.filter(pl.col("external_id").is_not_null())
+        .sort(["external_id", "ts_ns", "uid"])
+        .with_row_index("j")
+        .select(["j", "name", "uid", "external_id"])
+    )
+    e = (
+        et.filter(~pl.col("et_self") & pl.col("rf_id").is_not_null())
+        .sort(["rf_id", "node_id"])
+        .with_row_index("i")
+        .select(["i", "name", "node_id", "rf_id"])
+    )
     n_e, n_k = e.height, k.height
     empty = pl.DataFrame(schema={"node_id": pl.Int64, "kineto_uid": pl.Int64, "link_key": pl.Int64})
     if n_e == 0 or n_k == 0:
@@ -133,11 +173,14 @@ def _by_external_id(et, ops, min_run=MIN_RUN):
                     break
     _fill_gaps(mi, used, e["name"].to_list(), k["name"].to_list())
     got = np.flatnonzero(mi >= 0)
-    links = pl.DataFrame({
-        "node_id": e["node_id"].to_numpy()[got],
-        "kineto_uid": k["uid"].to_numpy()[mi[got]],
-        "link_key": k["external_id"].to_numpy()[mi[got]],
-    }, schema={"node_id": pl.Int64, "kineto_uid": pl.Int64, "link_key": pl.Int64})
+    links = pl.DataFrame(
+        {
+            "node_id": e["node_id"].to_numpy()[got],
+            "kineto_uid": k["uid"].to_numpy()[mi[got]],
+            "link_key": k["external_id"].to_numpy()[mi[got]],
+        },
+        schema={"node_id": pl.Int64, "kineto_uid": pl.Int64, "link_key": pl.Int64},
+    )
     shifted = int((k["external_id"].to_numpy()[mi[got]] != e["rf_id"].to_numpy()[got]).sum())
     return links, shifted
 
@@ -177,13 +220,19 @@ def choose_method(ops):
         raise Unsupported("kineto", "the Kineto trace has no cpu_op or user_annotation events to link to")
     if rfid.len() and (rfid != 0).any():
         return "record_function_id", f"'Record function id' on {rfid.len()} of {n_ops} ops"
-    why = ("no 'Record function id' args" if rfid.len() == 0 else
-           "'Record function id' is 0 on every op (the profiler ran without an ExecutionTraceObserver)")
+    why = (
+        "no 'Record function id' args"
+        if rfid.len() == 0
+        else "'Record function id' is 0 on every op (the profiler ran without an ExecutionTraceObserver)"
+    )
     if ops["external_id"].drop_nulls().len():
         return "external_id", why + "; linking by 'External id' order"
-    raise Unsupported("kineto", f"cannot link: the Kineto trace has {why} and no 'External id' on its ops, "
-                      "so nothing identifies an op across the two traces; record both with "
-                      "torch.profiler.profile(execution_trace_observer=ExecutionTraceObserver(...))")
+    raise Unsupported(
+        "kineto",
+        f"cannot link: the Kineto trace has {why} and no 'External id' on its ops, "
+        "so nothing identifies an op across the two traces; record both with "
+        "torch.profiler.profile(execution_trace_observer=ExecutionTraceObserver(...))",
+    )
 
 
 def link(et_nodes, events, slices, kernels, et_pid=None):
@@ -209,14 +258,21 @@ def link(et_nodes, events, slices, kernels, et_pid=None):
     ops_in = ops.height
     pids = ops["pid"].unique().to_list()
     summary = {
-        "method": method, "why": why,
-        "et_nodes": et.height, "et_ops": eligible, "matched": matched,
+        "method": method,
+        "why": why,
+        "et_nodes": et.height,
+        "et_ops": eligible,
+        "matched": matched,
         "match_rate": round(matched / eligible, 6) if eligible else 0.0,
-        "kineto_ops": ops_in, "kineto_ops_matched": matched,
+        "kineto_ops": ops_in,
+        "kineto_ops_matched": matched,
         "kineto_coverage": round(matched / ops_in, 6) if ops_in else 0.0,
-        "name_mismatch": int(mismatch), "shifted_links": int(shifted),
-        "kernels": int(kernels.num_rows), "kernels_linked": int(kern.num_rows),
-        "et_pid": et_pid, "kineto_pids": sorted(p for p in pids if p is not None),
+        "name_mismatch": int(mismatch),
+        "shifted_links": int(shifted),
+        "kernels": int(kernels.num_rows),
+        "kernels_linked": int(kern.num_rows),
+        "et_pid": et_pid,
+        "kineto_pids": sorted(p for p in pids if p is not None),
         "pid_match": None if et_pid is None else et_pid in pids,
     }
     summary["parent_consistent"] = _parent_consistency(nodes_out, slices)
@@ -225,14 +281,26 @@ def link(et_nodes, events, slices, kernels, et_pid=None):
 
 def _attach(et_nodes, links, slices, kernels):
     """Add the Kineto columns to et_nodes and collect the kernels of each linked node."""
-    sl = pl.from_arrow(slices.select(["trace_id", "uid", "cat", "name", "pid", "tid", "ts_ns", "dur_ns",
-                                      "end_ns", "parent_uid", "pre", "subtree_end"]))
+    sl = pl.from_arrow(
+        slices.select(
+            ["trace_id", "uid", "cat", "name", "pid", "tid", "ts_ns", "dur_ns", "end_ns", "parent_uid", "pre", "subtree_end"]
+        )
+    )
     sl = sl.filter(pl.col("trace_id") == 0).sort("pre")
     n = sl.height
     uid = sl["uid"].to_numpy()
     pos_of = pl.DataFrame({"uid": uid, "_i": np.arange(n, dtype=np.int64)})
-    parent = (sl.select(pl.col("parent_uid").alias("uid")).join(pos_of, on="uid", how="left", maintain_order="left")
-              ["_i"].fill_null(-1).to_numpy().astype(np.int64)) if n else np.empty(0, np.int64)
+    parent = (
+        (
+            sl.select(pl.col("parent_uid").alias("uid"))
+            .join(pos_of, on="uid", how="left", maintain_order="left")["_i"]
+            .fill_null(-1)
+            .to_numpy()
+            .astype(np.int64)
+        )
+        if n
+        else np.empty(0, np.int64)
+    )
     cat = sl["cat"].fill_null("").to_numpy()
     is_op = np.isin(cat, list(OP_CATS))
     dur = sl["dur_ns"].fill_null(0).to_numpy().astype(np.int64)
@@ -250,16 +318,20 @@ def _attach(et_nodes, links, slices, kernels):
     node_of[li] = lk["node_id"].to_numpy()
     owner = nearest(parent, linked) if n else np.empty(0, np.int64)
 
-    k = pl.from_arrow(kernels.select(["trace_id", "uid", "cat", "name", "device", "stream", "correlation",
-                                      "ts_ns", "dur_ns", "launch_uid"]))
+    k = pl.from_arrow(
+        kernels.select(["trace_id", "uid", "cat", "name", "device", "stream", "correlation", "ts_ns", "dur_ns", "launch_uid"])
+    )
     k = k.filter((pl.col("trace_id") == 0) & pl.col("launch_uid").is_not_null())
     k = k.join(pos_of.rename({"uid": "launch_uid"}), on="launch_uid", how="inner")
     ki = k["_i"].to_numpy().astype(np.int64)
     kown = owner[ki] if len(ki) else ki
     kdur = k["dur_ns"].fill_null(0).to_numpy().astype(np.int64)
     has = kown >= 0
-    kern = (k.with_columns(pl.Series("node_id", np.where(has, node_of[np.maximum(kown, 0)], -1)))
-            .filter(pl.Series(has)).sort(["node_id", "ts_ns", "uid"]))
+    kern = (
+        k.with_columns(pl.Series("node_id", np.where(has, node_of[np.maximum(kown, 0)], -1)))
+        .filter(pl.Series(has))
+        .sort(["node_id", "ts_ns", "uid"])
+    )
     kern_t = pa.table([kern[f.name].to_arrow().cast(f.type) for f in KERNEL_SCHEMA], schema=KERNEL_SCHEMA)
     n_direct = np.bincount(kown[has], minlength=n) if n else np.empty(0, np.int64)
     d_direct = np.bincount(kown[has], weights=kdur[has], minlength=n).astype(np.int64) if n else n_direct
@@ -272,24 +344,30 @@ def _attach(et_nodes, links, slices, kernels):
     lo = np.searchsorted(ks, pre, "left")
     hi = np.searchsorted(ks, sub_end, "right")
 
-    per = pl.DataFrame({
-        "_i": li,
-        "node_id": lk["node_id"].to_numpy(),
-        "kineto_uid": lk["kineto_uid"].to_numpy(),
-        "link_key": lk["link_key"].to_numpy(),
-    }).with_columns(
-        pl.Series("kineto_name", sl["name"].to_numpy()[li] if n else []),
-        pl.Series("kineto_pid", sl["pid"].to_numpy()[li] if n else [], dtype=pl.Int64),
-        pl.Series("kineto_tid", sl["tid"].to_numpy()[li] if n else [], dtype=pl.Int64),
-        pl.Series("ts_ns", sl["ts_ns"].to_numpy()[li] if n else [], dtype=pl.Int64),
-        pl.Series("dur_ns", dur[li], dtype=pl.Int64),
-        pl.Series("end_ns", sl["ts_ns"].to_numpy()[li] + dur[li] if n else [], dtype=pl.Int64),
-        pl.Series("exclusive_ns", excl[li], dtype=pl.Int64),
-        pl.Series("n_kernels", n_direct[li], dtype=pl.Int64),
-        pl.Series("kernel_dur_ns", d_direct[li], dtype=pl.Int64),
-        pl.Series("n_kernels_subtree", (hi - lo)[li], dtype=pl.Int64),
-        pl.Series("kernel_dur_subtree_ns", (csum[hi] - csum[lo])[li], dtype=pl.Int64),
-    ).drop("_i")
+    per = (
+        pl.DataFrame(
+            {
+                "_i": li,
+                "node_id": lk["node_id"].to_numpy(),
+                "kineto_uid": lk["kineto_uid"].to_numpy(),
+                "link_key": lk["link_key"].to_numpy(),
+            }
+        )
+        .with_columns(
+            pl.Series("kineto_name", sl["name"].to_numpy()[li] if n else []),
+            pl.Series("kineto_pid", sl["pid"].to_numpy()[li] if n else [], dtype=pl.Int64),
+            pl.Series("kineto_tid", sl["tid"].to_numpy()[li] if n else [], dtype=pl.Int64),
+            pl.Series("ts_ns", sl["ts_ns"].to_numpy()[li] if n else [], dtype=pl.Int64),
+            pl.Series("dur_ns", dur[li], dtype=pl.Int64),
+            pl.Series("end_ns", sl["ts_ns"].to_numpy()[li] + dur[li] if n else [], dtype=pl.Int64),
+            pl.Series("exclusive_ns", excl[li], dtype=pl.Int64),
+            pl.Series("n_kernels", n_direct[li], dtype=pl.Int64),
+            pl.Series("kernel_dur_ns", d_direct[li], dtype=pl.Int64),
+            pl.Series("n_kernels_subtree", (hi - lo)[li], dtype=pl.Int64),
+            pl.Series("kernel_dur_subtree_ns", (csum[hi] - csum[lo])[li], dtype=pl.Int64),
+        )
+        .drop("_i")
+    )
     base = pl.from_arrow(et_nodes).with_row_index("_row")
     out = base.join(per, on="node_id", how="left").sort("_row").drop("_row")
     cols = [et_nodes.column(name) for name in et_nodes.column_names]
@@ -304,14 +382,16 @@ def _parent_consistency(nodes, slices):
     """Share of linked nodes with a linked ET parent whose Kineto op is an ancestor of the node's
     Kineto op on the host tree (a check of the link that does not use the ids)."""
     nd = pl.from_arrow(nodes.select(["node_id", "parent_id", "kineto_uid"]))
-    pairs = (nd.filter(pl.col("kineto_uid").is_not_null())
-             .join(nd.select([pl.col("node_id").alias("parent_id"), pl.col("kineto_uid").alias("p_uid")]),
-                   on="parent_id", how="inner").filter(pl.col("p_uid").is_not_null()))
+    pairs = (
+        nd.filter(pl.col("kineto_uid").is_not_null())
+        .join(nd.select([pl.col("node_id").alias("parent_id"), pl.col("kineto_uid").alias("p_uid")]), on="parent_id", how="inner")
+        .filter(pl.col("p_uid").is_not_null())
+    )
     if pairs.height == 0:
         return None
-    sl = pl.from_arrow(slices.select(["trace_id", "uid", "pre", "subtree_end", "pid", "tid"])).filter(
-        pl.col("trace_id") == 0)
+    sl = pl.from_arrow(slices.select(["trace_id", "uid", "pre", "subtree_end", "pid", "tid"])).filter(pl.col("trace_id") == 0)
     a = pairs.join(sl.select([pl.col("uid").alias("kineto_uid"), "pre"]), on="kineto_uid").join(
-        sl.select([pl.col("uid").alias("p_uid"), pl.col("pre").alias("p_pre"), "subtree_end"]), on="p_uid")
+        sl.select([pl.col("uid").alias("p_uid"), pl.col("pre").alias("p_pre"), "subtree_end"]), on="p_uid"
+    )
     ok = a.filter((pl.col("pre") > pl.col("p_pre")) & (pl.col("pre") <= pl.col("subtree_end"))).height
     return round(ok / a.height, 6) if a.height else None

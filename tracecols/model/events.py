@@ -1,5 +1,6 @@
 """The `events` table: raw batches plus trace_id, rank, normalised `cat` and `end_ns`; its strings
 redacted (model/secrets.py) unless the caller keeps secrets."""
+
 import pyarrow as pa
 import pyarrow.compute as pc
 

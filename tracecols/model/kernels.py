@@ -18,6 +18,7 @@ is cut short at that start. `dur_ns`/`end_ns` hold the clipped values every anal
 A negative duration as written is taken as 0 in `dur_ns`, so that no sum of durations and no
 busy-time union ever counts it (`dur_raw_ns` keeps it; traces.warnings counts such events).
 """
+
 import numpy as np
 import polars as pl
 import pyarrow as pa
@@ -29,16 +30,36 @@ LAUNCH_CATS = ("cuda_runtime", "cuda_driver")
 
 _AT = ["trace_id", "pid", "pid_str", "tid", "tid_str", "ts_ns"]  # where a flow end sits
 
-KERNELS_SCHEMA = pa.schema([
-    ("trace_id", pa.int32()), ("rank", pa.int32()), ("uid", pa.int64()), ("cat", pa.string()),
-    ("name", pa.string()), ("pid", pa.int64()), ("tid", pa.int64()), ("device", pa.int64()),
-    ("stream", pa.int64()), ("correlation", pa.int64()), ("ts_ns", pa.int64()),
-    ("dur_ns", pa.int64()), ("end_ns", pa.int64()), ("kernel_class", pa.string()),
-    ("launch_uid", pa.int64()), ("link", pa.string()), ("launch_name", pa.string()),
-    ("launch_ts_ns", pa.int64()), ("launch_pid", pa.int64()), ("launch_tid", pa.int64()),
-    ("op_uid", pa.int64()), ("top_op_uid", pa.int64()), ("launcher_uid", pa.int64()),
-    ("op_path", pa.list_(pa.int64())), ("dur_raw_ns", pa.int64()), ("clipped", pa.bool_()),
-])
+KERNELS_SCHEMA = pa.schema(
+    [
+        ("trace_id", pa.int32()),
+        ("rank", pa.int32()),
+        ("uid", pa.int64()),
+        ("cat", pa.string()),
+        ("name", pa.string()),
+        ("pid", pa.int64()),
+        ("tid", pa.int64()),
+        ("device", pa.int64()),
+        ("stream", pa.int64()),
+        ("correlation", pa.int64()),
+        ("ts_ns", pa.int64()),
+        ("dur_ns", pa.int64()),
+        ("end_ns", pa.int64()),
+        ("kernel_class", pa.string()),
+        ("launch_uid", pa.int64()),
+        ("link", pa.string()),
+        ("launch_name", pa.string()),
+        ("launch_ts_ns", pa.int64()),
+        ("launch_pid", pa.int64()),
+        ("launch_tid", pa.int64()),
+        ("op_uid", pa.int64()),
+        ("top_op_uid", pa.int64()),
+        ("launcher_uid", pa.int64()),
+        ("op_path", pa.list_(pa.int64())),
+        ("dur_raw_ns", pa.int64()),
+        ("clipped", pa.bool_()),
+    ]
+)
 
 # what makes a stream: the device and stream args (else pid and tid); where an arg is missing,
 # the original pid/tid string too, so that two string pids never share a stream
@@ -46,20 +67,32 @@ STREAM_KEY = ["trace_id", "device", "stream", "_dev_str", "_stream_str"]
 
 # kernel_class by name, first match wins (lower-cased name; cat decides memcpy/memset first)
 _CLASSES = [
-    ("communication", r"nccl|rccl|cross_device_reduce|all_?reduce|all_?gather|reduce_?scatter|all_?to_?all"
-                      r"|c10d::|sendrecv|broadcast_?kernel"),
+    (
+        "communication",
+        r"nccl|rccl|cross_device_reduce|all_?reduce|all_?gather|reduce_?scatter|all_?to_?all"
+        r"|c10d::|sendrecv|broadcast_?kernel",
+    ),
     ("memcpy", r"^memcpy|^dma_|^copybuffer|^\[?memcpy"),
     ("memset", r"^memset|^fillbuffer"),
     ("attention", r"flash|fmha|attention|_attn|attn_|sdpa|mha_|paged_?attention|flashinfer|unified_attention"),
     ("conv", r"conv|winograd|implicit_?gemm|igemm|wgrad|dgrad|fprop|cudnn::|miopensp|naive_conv"),
     ("norm", r"norm|batch_?norm|layer_?norm|rms_?norm|group_?norm|welford|bn_fw|bn_bw|_bn_"),
-    ("gemm", r"gemm|gemv|cutlass|cublas|hipblas|matmul|_mm_|^mm_|xmma|wmma|nvjet|cijk_|tensile|"
-             r"sm\d+_.*(h|s|bf16|fp8)[0-9]*gemm|splitk|triton_tem|_mm$|bmm|sgemm|hgemm|ampere_|volta_|turing_|hopper_"),
-    ("reduction", r"reduce|reduction|softmax|sum_|_sum|mean|argmax|argmin|max_|min_|cub::|scan|topk|sort|"
-                  r"triton_red|triton_per|cumsum|logsumexp|nll_loss|cross_entropy"),
-    ("elementwise", r"elementwise|vectorized|unrolled|pointwise|triton_poi|fill|copy|cat_?array|index|"
-                    r"gather|scatter|where|cast|clamp|arange|embedding|dropout|gelu|silu|relu|sigmoid|tanh|"
-                    r"add|mul|div|sub|neg|exp|pow|sqrt|rsqrt|lerp|foreach|adam|sgd|rotary|rope"),
+    (
+        "gemm",
+        r"gemm|gemv|cutlass|cublas|hipblas|matmul|_mm_|^mm_|xmma|wmma|nvjet|cijk_|tensile|"
+        r"sm\d+_.*(h|s|bf16|fp8)[0-9]*gemm|splitk|triton_tem|_mm$|bmm|sgemm|hgemm|ampere_|volta_|turing_|hopper_",
+    ),
+    (
+        "reduction",
+        r"reduce|reduction|softmax|sum_|_sum|mean|argmax|argmin|max_|min_|cub::|scan|topk|sort|"
+        r"triton_red|triton_per|cumsum|logsumexp|nll_loss|cross_entropy",
+    ),
+    (
+        "elementwise",
+        r"elementwise|vectorized|unrolled|pointwise|triton_poi|fill|copy|cat_?array|index|"
+        r"gather|scatter|where|cast|clamp|arange|embedding|dropout|gelu|silu|relu|sigmoid|tanh|"
+        r"add|mul|div|sub|neg|exp|pow|sqrt|rsqrt|lerp|foreach|adam|sgd|rotary|rope",
+    ),
 ]
 
 
@@ -76,80 +109,156 @@ def classify_expr(name="name", cat="cat"):
 
 def classify(names, cats=None):
     """kernel_class for Python lists of names (and categories); for tests and ad-hoc use."""
-    df = pl.DataFrame({"name": names, "cat": cats or ["kernel"] * len(names)},
-                      schema={"name": pl.String, "cat": pl.String})
+    df = pl.DataFrame({"name": names, "cat": cats or ["kernel"] * len(names)}, schema={"name": pl.String, "cat": pl.String})
     return df.select(classify_expr().alias("c"))["c"].to_list()
 
 
 def build_kernels(ev, slices):
     """Arrow table `kernels` from the events (Arrow table, polars DataFrame or LazyFrame: only
     its device events and ac2g flows are read) and the `slices` (the same kinds, in slices order)."""
-    ev = lazy_events(ev, ["trace_id", "rank", "uid", "ph", "cat", "name", "pid", "tid", "pid_str", "tid_str",
-                          "ts_ns", "dur_ns", "end_ns", "device", "stream", "correlation", "flow_id"])
-    sl = lazy_events(slices, ["trace_id", "uid", "cat", "name", "pid", "tid", "pid_str", "tid_str", "ts_ns",
-                              "correlation", "parent_uid", "op_uid", "top_op_uid"])
+    ev = lazy_events(
+        ev,
+        [
+            "trace_id",
+            "rank",
+            "uid",
+            "ph",
+            "cat",
+            "name",
+            "pid",
+            "tid",
+            "pid_str",
+            "tid_str",
+            "ts_ns",
+            "dur_ns",
+            "end_ns",
+            "device",
+            "stream",
+            "correlation",
+            "flow_id",
+        ],
+    )
+    sl = lazy_events(
+        slices,
+        [
+            "trace_id",
+            "uid",
+            "cat",
+            "name",
+            "pid",
+            "tid",
+            "pid_str",
+            "tid_str",
+            "ts_ns",
+            "correlation",
+            "parent_uid",
+            "op_uid",
+            "top_op_uid",
+        ],
+    )
     # every slice with the few columns the walks up the tree read; the launch calls in full
-    tree = sl.select(["trace_id", "uid", "cat", "parent_uid", "op_uid",
-                      (pl.col("name") == "execute").fill_null(False).alias("execute")]).collect(engine="streaming")
-    launches = (sl.with_row_index("_row").filter(pl.col("cat").is_in(list(LAUNCH_CATS)))
-                .with_columns(pl.col("_row").cast(pl.Int64)).collect(engine="streaming"))
+    tree = sl.select(
+        ["trace_id", "uid", "cat", "parent_uid", "op_uid", (pl.col("name") == "execute").fill_null(False).alias("execute")]
+    ).collect(engine="streaming")
+    launches = (
+        sl.with_row_index("_row")
+        .filter(pl.col("cat").is_in(list(LAUNCH_CATS)))
+        .with_columns(pl.col("_row").cast(pl.Int64))
+        .collect(engine="streaming")
+    )
     # the wide columns are gathered once, in uid order; the links are worked out on narrow
     # frames in that same order and put beside them at the end (a join of the wide frame
     # would copy every column of millions of kernels each time)
-    k = (ev.filter((pl.col("ph") == "X") & pl.col("cat").is_in(list(KERNEL_CATS))).drop(["ph", "flow_id", "end_ns"])
-         .collect(engine="streaming").sort(["trace_id", "uid"]))
+    k = (
+        ev.filter((pl.col("ph") == "X") & pl.col("cat").is_in(list(KERNEL_CATS)))
+        .drop(["ph", "flow_id", "end_ns"])
+        .collect(engine="streaming")
+        .sort(["trace_id", "uid"])
+    )
     if k.height == 0:
         return KERNELS_SCHEMA.empty_table()
-    k = k.with_columns(classify_expr().alias("kernel_class"),
-                       pl.coalesce(pl.col("device"), pl.col("pid")).alias("device"),
-                       pl.coalesce(pl.col("stream"), pl.col("tid")).alias("stream"),
-                       pl.when(pl.col("device").is_null()).then(pl.col("pid_str")).alias("_dev_str"),
-                       pl.when(pl.col("stream").is_null()).then(pl.col("tid_str")).alias("_stream_str"),
-                       pl.col("dur_ns").fill_null(0))
-    clipped = (clip_overlaps(k.select(["uid", "ts_ns", "dur_ns"] + STREAM_KEY)).sort(["trace_id", "uid"])
-               .select(["dur_ns", "end_ns", "dur_raw_ns", "clipped"]))
+    k = k.with_columns(
+        classify_expr().alias("kernel_class"),
+        pl.coalesce(pl.col("device"), pl.col("pid")).alias("device"),
+        pl.coalesce(pl.col("stream"), pl.col("tid")).alias("stream"),
+        pl.when(pl.col("device").is_null()).then(pl.col("pid_str")).alias("_dev_str"),
+        pl.when(pl.col("stream").is_null()).then(pl.col("tid_str")).alias("_stream_str"),
+        pl.col("dur_ns").fill_null(0),
+    )
+    clipped = (
+        clip_overlaps(k.select(["uid", "ts_ns", "dur_ns"] + STREAM_KEY))
+        .sort(["trace_id", "uid"])
+        .select(["dur_ns", "end_ns", "dur_raw_ns", "clipped"])
+    )
     k = k.drop(["dur_ns", "_dev_str", "_stream_str"]).hstack(clipped)
     del clipped
 
     # 1. correlation, only where the id lives in a single host process
-    by_corr = (launches.filter(pl.col("correlation").is_not_null())
-               .with_columns(pl.col("pid").n_unique().over(["trace_id", "correlation"]).alias("_npid"),
-                             (pl.col("cat") != "cuda_runtime").alias("_drv"))
-               .filter(pl.col("_npid") == 1)
-               .sort(["trace_id", "correlation", "_drv", "ts_ns", "uid"])
-               .unique(["trace_id", "correlation"], keep="first", maintain_order=True)
-               .select(["trace_id", "correlation", pl.col("uid").alias("_l1")]))
-    n = k.select(["trace_id", "uid", "correlation"]).join(by_corr, on=["trace_id", "correlation"], how="left",
-                                                          maintain_order="left")
+    by_corr = (
+        launches.filter(pl.col("correlation").is_not_null())
+        .with_columns(
+            pl.col("pid").n_unique().over(["trace_id", "correlation"]).alias("_npid"),
+            (pl.col("cat") != "cuda_runtime").alias("_drv"),
+        )
+        .filter(pl.col("_npid") == 1)
+        .sort(["trace_id", "correlation", "_drv", "ts_ns", "uid"])
+        .unique(["trace_id", "correlation"], keep="first", maintain_order=True)
+        .select(["trace_id", "correlation", pl.col("uid").alias("_l1")])
+    )
+    n = k.select(["trace_id", "uid", "correlation"]).join(
+        by_corr, on=["trace_id", "correlation"], how="left", maintain_order="left"
+    )
     # 2. ac2g flows: start on a launch slice, finish on the device event
-    fl = (ev.filter(pl.col("ph").is_in(["s", "f"]) & (pl.col("cat") == "ac2g"))
-          .select(_AT + ["ph", "flow_id"]).collect(engine="streaming"))
+    fl = (
+        ev.filter(pl.col("ph").is_in(["s", "f"]) & (pl.col("cat") == "ac2g"))
+        .select(_AT + ["ph", "flow_id"])
+        .collect(engine="streaming")
+    )
     if fl.height:
-        s_ev = (fl.filter(pl.col("ph") == "s")
-                .join(launches.select(_AT + [pl.col("uid").alias("_l2")]), on=_AT, how="inner", nulls_equal=True)
-                .select(["trace_id", "flow_id", "_l2"]).unique(["trace_id", "flow_id"], keep="first"))
-        f_ev = (fl.filter(pl.col("ph") == "f")
-                .join(k.select(_AT + [pl.col("uid").alias("_k")]), on=_AT, how="inner", nulls_equal=True)
-                .select(["trace_id", "flow_id", "_k"]))
-        via = (f_ev.join(s_ev, on=["trace_id", "flow_id"], how="inner")
-               .unique(["trace_id", "_k"], keep="first")
-               .select(["trace_id", pl.col("_k").alias("uid"), "_l2"]))
+        s_ev = (
+            fl.filter(pl.col("ph") == "s")
+            .join(launches.select(_AT + [pl.col("uid").alias("_l2")]), on=_AT, how="inner", nulls_equal=True)
+            .select(["trace_id", "flow_id", "_l2"])
+            .unique(["trace_id", "flow_id"], keep="first")
+        )
+        f_ev = (
+            fl.filter(pl.col("ph") == "f")
+            .join(k.select(_AT + [pl.col("uid").alias("_k")]), on=_AT, how="inner", nulls_equal=True)
+            .select(["trace_id", "flow_id", "_k"])
+        )
+        via = (
+            f_ev.join(s_ev, on=["trace_id", "flow_id"], how="inner")
+            .unique(["trace_id", "_k"], keep="first")
+            .select(["trace_id", pl.col("_k").alias("uid"), "_l2"])
+        )
         n = n.join(via, on=["trace_id", "uid"], how="left", maintain_order="left")
     else:
         n = n.with_columns(pl.lit(None, pl.Int64).alias("_l2"))
     del fl
     n = n.with_columns(
         pl.coalesce(pl.col("_l1"), pl.col("_l2")).alias("launch_uid"),
-        pl.when(pl.col("_l1").is_not_null()).then(pl.lit("correlation"))
-          .when(pl.col("_l2").is_not_null()).then(pl.lit("flow")).alias("link"))
+        pl.when(pl.col("_l1").is_not_null())
+        .then(pl.lit("correlation"))
+        .when(pl.col("_l2").is_not_null())
+        .then(pl.lit("flow"))
+        .alias("link"),
+    )
     # launcher in the sense of TraceLens's kernel-launcher view (see launcher_map)
     par = parent_index(tree)
     lmap = launcher_map(tree, par)
-    info = launches.select(["trace_id", pl.col("uid").alias("launch_uid"),
-                            pl.col("name").alias("launch_name"), pl.col("ts_ns").alias("launch_ts_ns"),
-                            pl.col("pid").alias("launch_pid"), pl.col("tid").alias("launch_tid"),
-                            "op_uid", "top_op_uid", pl.col("_row").alias("_launch_row")]).join(
-        lmap.rename({"uid": "launch_uid"}), on=["trace_id", "launch_uid"], how="left")
+    info = launches.select(
+        [
+            "trace_id",
+            pl.col("uid").alias("launch_uid"),
+            pl.col("name").alias("launch_name"),
+            pl.col("ts_ns").alias("launch_ts_ns"),
+            pl.col("pid").alias("launch_pid"),
+            pl.col("tid").alias("launch_tid"),
+            "op_uid",
+            "top_op_uid",
+            pl.col("_row").alias("_launch_row"),
+        ]
+    ).join(lmap.rename({"uid": "launch_uid"}), on=["trace_id", "launch_uid"], how="left")
     n = n.join(info, on=["trace_id", "launch_uid"], how="left", maintain_order="left")
     n = n.with_columns(op_paths(tree, par, n)["op_path"])
     k = k.hstack(n.drop(["trace_id", "uid", "correlation"]))
@@ -172,17 +281,24 @@ def clip_overlaps(k):
     nxt = pl.col("ts_ns").shift(-1)
     same = pl.all_horizontal([pl.col(c).eq_missing(pl.col(c).shift(-1)) for c in STREAM_KEY])
     over = (same & (pl.col("ts_ns") + pl.col("dur_ns") > nxt)).fill_null(False)
-    k = k.with_columns(over.alias("clipped"),
-                       pl.when(over).then(nxt - pl.col("ts_ns")).otherwise(pl.col("dur_ns")).alias("dur_ns"))
+    k = k.with_columns(
+        over.alias("clipped"), pl.when(over).then(nxt - pl.col("ts_ns")).otherwise(pl.col("dur_ns")).alias("dur_ns")
+    )
     return k.with_columns((pl.col("ts_ns") + pl.col("dur_ns")).alias("end_ns"))
 
 
 def parent_index(sl):
     """Row of each slice's parent in `sl` (polars: trace_id, uid, parent_uid), -1 for roots."""
     key = sl.select(["trace_id", "uid"]).with_row_index("_i")
-    return (sl.select(["trace_id", "parent_uid"]).with_row_index("_c")
-            .join(key.rename({"uid": "parent_uid", "_i": "_p"}), on=["trace_id", "parent_uid"], how="left")
-            .sort("_c")["_p"].fill_null(-1).to_numpy().astype(np.int64))
+    return (
+        sl.select(["trace_id", "parent_uid"])
+        .with_row_index("_c")
+        .join(key.rename({"uid": "parent_uid", "_i": "_p"}), on=["trace_id", "parent_uid"], how="left")
+        .sort("_c")["_p"]
+        .fill_null(-1)
+        .to_numpy()
+        .astype(np.int64)
+    )
 
 
 def launcher_map(sl, par=None):
@@ -200,8 +316,7 @@ def launcher_map(sl, par=None):
     # boolean masks from polars: to_numpy() of a string column makes one Python str per row
     cat = sl["cat"]
     is_op = (cat == "cpu_op").fill_null(False).to_numpy()
-    skip = ((cat == "python_function").fill_null(False).to_numpy()
-            | (is_op & sl["execute"].to_numpy()))
+    skip = (cat == "python_function").fill_null(False).to_numpy() | (is_op & sl["execute"].to_numpy())
     stop = nearest(par, ~skip, include_self=True)  # first non-skipped at or above each slice
     start = np.where(par >= 0, stop[np.maximum(par, 0)], -1)  # from the parent upwards
     ok = start >= 0
@@ -210,8 +325,9 @@ def launcher_map(sl, par=None):
     uid = sl["uid"].to_numpy()
     launcher = np.where(hit, uid[st], uid)
     is_launch = cat.is_in(list(LAUNCH_CATS)).fill_null(False).to_numpy()
-    return pl.DataFrame({"trace_id": sl["trace_id"].filter(pl.Series(is_launch)),
-                         "uid": uid[is_launch], "launcher_uid": launcher[is_launch]})
+    return pl.DataFrame(
+        {"trace_id": sl["trace_id"].filter(pl.Series(is_launch)), "uid": uid[is_launch], "launcher_uid": launcher[is_launch]}
+    )
 
 
 def op_paths(sl, par, k):
@@ -239,6 +355,5 @@ def op_paths(sl, par, k):
     lengths = have.sum(axis=1)
     offsets = np.zeros(k.height + 1, np.int32)
     np.cumsum(lengths, out=offsets[1:])
-    paths = pa.ListArray.from_arrays(pa.array(offsets), pa.array(uid[steps[have]], pa.int64()),
-                                     mask=pa.array(lengths == 0))
+    paths = pa.ListArray.from_arrays(pa.array(offsets), pa.array(uid[steps[have]], pa.int64()), mask=pa.array(lengths == 0))
     return pl.DataFrame({"trace_id": k["trace_id"], "uid": k["uid"], "op_path": pl.from_arrow(paths)})

@@ -21,6 +21,7 @@ Ties go to the earliest entry of the run (the path keeps to the run, as HTA's gr
 first-added edge), the path's end is the node of the window with the largest dist (the earliest
 on ties).
 """
+
 import bisect
 
 import numpy as np
@@ -211,8 +212,16 @@ def paths(g: Graph, dist, arg, best):
             else:
                 e = s[1]
                 uid = g.uid[g.x_dst[e]] if g.x_kind[e] == LAUNCH else -1
-                parts.append((np.array([w]), g.x_kind[e:e + 1], g.x_src[e:e + 1], g.x_dst[e:e + 1],
-                              g.x_w[e:e + 1], np.array([uid])))
+                parts.append(
+                    (
+                        np.array([w]),
+                        g.x_kind[e : e + 1],
+                        g.x_src[e : e + 1],
+                        g.x_dst[e : e + 1],
+                        g.x_w[e : e + 1],
+                        np.array([uid]),
+                    )
+                )
     if not parts:
         return _empty()
     return tuple(np.concatenate([p[k] for p in parts]).astype(np.int64) for k in range(6))

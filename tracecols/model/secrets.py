@@ -47,6 +47,7 @@ Python, line by line) takes about 220 µs per string, some 50 s for the trace's 
 strings, and its entropy plugins flag ordinary args such as `{"memory bandwidth (GB/s)":1}` —
 too slow and too noisy for ingest, hence this compact pattern set.
 """
+
 import json
 import re
 from decimal import Decimal
@@ -58,8 +59,11 @@ REDACTED = "<redacted>"
 METADATA_TABLES = ("traces", "devices")  # small: a reader redacts them whole, whatever the store says
 
 # --- the key rule ------------------------------------------------------------------------
-_SECRET_NAME = re.compile(r"secret|passw|credential|creds(?![a-z])|cookie|auth(?!or(?!iz))"
-                          r"|(?:api|private|access|session)[_.-]?key|(?:^|[_.-])(?:key|pat)$", re.IGNORECASE | re.ASCII)
+_SECRET_NAME = re.compile(
+    r"secret|passw|credential|creds(?![a-z])|cookie|auth(?!or(?!iz))"
+    r"|(?:api|private|access|session)[_.-]?key|(?:^|[_.-])(?:key|pat)$",
+    re.IGNORECASE | re.ASCII,
+)
 # `token` starting a word (HF_TOKEN, --auth-token, accessToken), not inside one (tiktoken)
 _TOKEN_NAME = re.compile(r"(?i:(?<![a-z])token(?![si]))|(?<=[a-z])Token(?![sSiI])", re.ASCII)
 _NOTHING = frozenset({"", "true", "false", "none", "null", REDACTED})
@@ -67,7 +71,7 @@ _COUNT = re.compile(r"[+-]?\d+(?:\.\d+)?")
 
 
 def key_kind(key):
-    """"secret" for a key that names a secret, "token" for one whose only hint is `token`, else None."""
+    """ "secret" for a key that names a secret, "token" for one whose only hint is `token`, else None."""
     if not isinstance(key, str):
         return None
     k = key.lstrip("-")
@@ -93,8 +97,14 @@ def _carries_nothing(value, kind):
 # Each format: the whole match is the secret, except the groups `pre` and `post`, which stay.
 _A = re.ASCII
 FORMATS = [
-    ("PEM private key", re.compile(r"(?P<pre>-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----).*?"
-                                   r"(?:(?P<post>-----END [A-Z0-9 ]*PRIVATE KEY-----)|\Z)", _A | re.DOTALL)),
+    (
+        "PEM private key",
+        re.compile(
+            r"(?P<pre>-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----).*?"
+            r"(?:(?P<post>-----END [A-Z0-9 ]*PRIVATE KEY-----)|\Z)",
+            _A | re.DOTALL,
+        ),
+    ),
     ("JWT", re.compile(r"\beyJ[\w-]{10,}\.eyJ[\w-]{10,}\.[\w-]*", _A)),
     ("Hugging Face", re.compile(r"\bhf_(?![a-z]+\b)[A-Za-z0-9]{30,}\b", _A)),
     ("GitHub", re.compile(r"\b(?:gh[pousr]_(?![a-z]+\b)[A-Za-z0-9]{30,}|github_pat_\w{22,})\b", _A)),
@@ -108,18 +118,26 @@ FORMATS = [
 ]
 # a key and its separator inside a string: `--flag `, `--flag=`, `KEY=`, `KEY = `, `KEY: `, `"KEY": `
 # (not `KEY==`, a version pin, nor `KEY= next`, an empty value)
-_KEY_IN_TEXT = re.compile(r"""(?<![\w.-])(?:(?P<flag>--?[A-Za-z][\w.-]*)(?P<fsep>=(?!=)|[ \t]+)"""
-                          r"""|(?P<q>["']?)(?P<name>[A-Za-z_][\w.-]*)(?P=q)"""
-                          r"""(?:[ \t]+=[ \t]+|=(?!=)|[ \t]*:(?![:/])[ \t]*))""", _A)
-_VALUE_IN_TEXT = re.compile(r"""(?:(?i:bearer|basic)[ \t]+)?(?:<redacted>|"(?P<dq>[^"\n]*)"|'(?P<sq>[^'\n]*)'"""
-                            r"""|(?P<bare>[^\s"'&;,<>(){}\[\]]+))""", _A)
+_KEY_IN_TEXT = re.compile(
+    r"""(?<![\w.-])(?:(?P<flag>--?[A-Za-z][\w.-]*)(?P<fsep>=(?!=)|[ \t]+)"""
+    r"""|(?P<q>["']?)(?P<name>[A-Za-z_][\w.-]*)(?P=q)"""
+    r"""(?:[ \t]+=[ \t]+|=(?!=)|[ \t]*:(?![:/])[ \t]*))""",
+    _A,
+)
+_VALUE_IN_TEXT = re.compile(
+    r"""(?:(?i:bearer|basic)[ \t]+)?(?:<redacted>|"(?P<dq>[^"\n]*)"|'(?P<sq>[^'\n]*)'"""
+    r"""|(?P<bare>[^\s"'&;,<>(){}\[\]]+))""",
+    _A,
+)
 
 # One RE2 expression (also valid for Python's re) that every string holding a secret matches:
 # a superset of FORMATS and of the key rule, for a whole column at C++ speed (pyarrow, DuckDB).
-PREFILTER = (r"(?i:-----BEGIN|eyJ[\w-]{10}|hf_[a-z0-9]{30}|gh[pousr]_[a-z0-9]{30}|github_pat_|xox[baprs]-"
-             r"|sk-[\w-]{20}|[rs]k_(?:live|test)_|bearer\s|://[^/\s:@]+:[^/\s@]+@"
-             r"|token(?:[^si]|$)|secret|passw|cred|cookie|auth|(?:api|private|access|session)[_.-]?key"
-             r"|key\b|pat\b)|AKIA|ASIA|AIza")
+PREFILTER = (
+    r"(?i:-----BEGIN|eyJ[\w-]{10}|hf_[a-z0-9]{30}|gh[pousr]_[a-z0-9]{30}|github_pat_|xox[baprs]-"
+    r"|sk-[\w-]{20}|[rs]k_(?:live|test)_|bearer\s|://[^/\s:@]+:[^/\s@]+@"
+    r"|token(?:[^si]|$)|secret|passw|cred|cookie|auth|(?:api|private|access|session)[_.-]?key"
+    r"|key\b|pat\b)|AKIA|ASIA|AIza"
+)
 _PREFILTER = re.compile(PREFILTER, _A)
 
 

@@ -29,6 +29,7 @@ ends; a pass then finds every parent/child pair that breaks the rule, clips the 
 closes the parent at the child's start, and the passes repeat until none is left (real
 traces need one or two).
 """
+
 import numpy as np
 import polars as pl
 import pyarrow as pa
@@ -40,16 +41,36 @@ TOL_NS = 1000  # a child may outlast its parent by less than 1 µs (timestamp ro
 HOST_MARK_CATS = ("cpu_op", "python_function", "user_annotation")
 _MAX_PASSES = 10_000
 
-SLICES_SCHEMA = pa.schema([
-    ("trace_id", pa.int32()), ("rank", pa.int32()), ("uid", pa.int64()), ("cat", pa.string()),
-    ("name", pa.string()), ("pid", pa.int64()), ("tid", pa.int64()), ("pid_str", pa.string()),
-    ("tid_str", pa.string()), ("ts_ns", pa.int64()), ("dur_ns", pa.int64()), ("end_ns", pa.int64()),
-    ("correlation", pa.int64()), ("external_id", pa.int64()),
-    ("parent_uid", pa.int64()), ("depth", pa.int32()), ("root_uid", pa.int64()),
-    ("op_uid", pa.int64()), ("top_op_uid", pa.int64()), ("py_uid", pa.int64()),
-    ("module_uid", pa.int64()), ("pre", pa.int64()), ("subtree_end", pa.int64()), ("n_children", pa.int32()),
-    ("self_ns", pa.int64()), ("is_recompute", pa.bool_()),
-])
+SLICES_SCHEMA = pa.schema(
+    [
+        ("trace_id", pa.int32()),
+        ("rank", pa.int32()),
+        ("uid", pa.int64()),
+        ("cat", pa.string()),
+        ("name", pa.string()),
+        ("pid", pa.int64()),
+        ("tid", pa.int64()),
+        ("pid_str", pa.string()),
+        ("tid_str", pa.string()),
+        ("ts_ns", pa.int64()),
+        ("dur_ns", pa.int64()),
+        ("end_ns", pa.int64()),
+        ("correlation", pa.int64()),
+        ("external_id", pa.int64()),
+        ("parent_uid", pa.int64()),
+        ("depth", pa.int32()),
+        ("root_uid", pa.int64()),
+        ("op_uid", pa.int64()),
+        ("top_op_uid", pa.int64()),
+        ("py_uid", pa.int64()),
+        ("module_uid", pa.int64()),
+        ("pre", pa.int64()),
+        ("subtree_end", pa.int64()),
+        ("n_children", pa.int32()),
+        ("self_ns", pa.int64()),
+        ("is_recompute", pa.bool_()),
+    ]
+)
 
 # torch.utils.checkpoint re-runs a checkpointed forward inside this frame during backward
 RECOMPUTE_FRAME = r"torch/utils/checkpoint\.py.*recompute_fn"
@@ -59,12 +80,17 @@ _THREAD = ["trace_id", "pid", "pid_str", "tid", "tid_str"]
 
 def device_pids(ev):
     """polars frame of (trace_id, pid, pid_str) that are device processes (`ev`: events, polars)."""
-    per = (ev.lazy().filter(pl.col("ph") == "X")
-           .group_by(["trace_id", "pid", "pid_str"])
-           .agg(pl.col("cat").is_in(list(DEVICE_CATS)).any().alias("dev"),
-                pl.col("cat").is_in(list(HOST_MARK_CATS)).any().alias("host"))
-           .filter(pl.col("dev") & ~pl.col("host"))
-           .select(["trace_id", "pid", "pid_str"]))
+    per = (
+        ev.lazy()
+        .filter(pl.col("ph") == "X")
+        .group_by(["trace_id", "pid", "pid_str"])
+        .agg(
+            pl.col("cat").is_in(list(DEVICE_CATS)).any().alias("dev"),
+            pl.col("cat").is_in(list(HOST_MARK_CATS)).any().alias("host"),
+        )
+        .filter(pl.col("dev") & ~pl.col("host"))
+        .select(["trace_id", "pid", "pid_str"])
+    )
     return per.collect(engine="streaming")
 
 
@@ -73,8 +99,9 @@ def host_slices_frame(ev):
     dev = device_pids(ev)
     x = ev.filter((pl.col("ph") == "X") & ~pl.col("cat").is_in(list(DEVICE_CATS)).fill_null(False))
     if dev.height:
-        x = x.join(dev.lazy() if isinstance(x, pl.LazyFrame) else dev, on=["trace_id", "pid", "pid_str"],
-                   how="anti", nulls_equal=True)
+        x = x.join(
+            dev.lazy() if isinstance(x, pl.LazyFrame) else dev, on=["trace_id", "pid", "pid_str"], how="anti", nulls_equal=True
+        )
     return x
 
 
@@ -90,10 +117,10 @@ def prev_greater(a, x):
     size = 1 << max(1, int(n - 1).bit_length())
     lo = np.iinfo(a.dtype).min if a.dtype.kind == "i" else -np.inf
     tree = np.full(2 * size, lo, dtype=a.dtype)
-    tree[size:size + n] = a
+    tree[size : size + n] = a
     for lvl in range(size.bit_length() - 2, -1, -1):  # build parents level by level
         s0, s1 = 1 << lvl, 1 << (lvl + 1)
-        tree[s0:s1] = np.maximum(tree[2 * s0:2 * s1:2], tree[2 * s0 + 1:2 * s1:2])
+        tree[s0:s1] = np.maximum(tree[2 * s0 : 2 * s1 : 2], tree[2 * s0 + 1 : 2 * s1 : 2])
     out = np.full(n, -1, dtype=np.int64)
     # up: from leaf i, the first left sibling on the way to the root whose maximum exceeds x[i]
     i = np.arange(n, dtype=np.int64)
@@ -187,8 +214,22 @@ def nearest(parent, target, include_self=True):
         # res[r] for a non-target r is its own pointer, which is already "one level further"
 
 
-_SLICE_INPUT = ["trace_id", "rank", "uid", "ph", "cat", "name", "pid", "tid", "pid_str", "tid_str",
-                "ts_ns", "dur_ns", "correlation", "external_id"]
+_SLICE_INPUT = [
+    "trace_id",
+    "rank",
+    "uid",
+    "ph",
+    "cat",
+    "name",
+    "pid",
+    "tid",
+    "pid_str",
+    "tid_str",
+    "ts_ns",
+    "dur_ns",
+    "correlation",
+    "external_id",
+]
 
 
 def lazy_events(ev, columns):
@@ -203,10 +244,13 @@ def lazy_events(ev, columns):
 def build_slices(ev, tol=TOL_NS):
     """Arrow table `slices` from the events (Arrow table, polars DataFrame or LazyFrame)."""
     ev = lazy_events(ev, _SLICE_INPUT)
-    x = (host_slices_frame(ev).filter(pl.col("ts_ns").is_not_null())  # no time, no place in the tree
-         .with_columns(pl.col("dur_ns").fill_null(0).clip(lower_bound=0))
-         .sort(_THREAD + ["ts_ns", "dur_ns", "uid"], descending=[False] * 6 + [True, False], nulls_last=True)
-         .collect())
+    x = (
+        host_slices_frame(ev)
+        .filter(pl.col("ts_ns").is_not_null())  # no time, no place in the tree
+        .with_columns(pl.col("dur_ns").fill_null(0).clip(lower_bound=0))
+        .sort(_THREAD + ["ts_ns", "dur_ns", "uid"], descending=[False] * 6 + [True, False], nulls_last=True)
+        .collect()
+    )
     return slices_of_sorted(x, 0, tol)
 
 
@@ -239,10 +283,15 @@ def _last_tree_start(x):
     """Index of the last row of `x` (sorted as slices_in_chunks says, starting a tree) that
     starts a new tree: a new thread, or a start at or after every earlier end of its thread."""
     run = pl.any_horizontal([pl.col(c).ne_missing(pl.col(c).shift(1)) for c in _THREAD]).fill_null(True).cum_sum()
-    starts = (x.lazy().select(pl.col("ts_ns"), (pl.col("ts_ns") + pl.col("dur_ns")).alias("end"), run.alias("run"))
-              .with_columns(pl.col("end").cum_max().shift(1).over("run").alias("before"))
-              .select(pl.col("before").is_null() | (pl.col("ts_ns") >= pl.col("before")))
-              .collect().to_series().to_numpy())
+    starts = (
+        x.lazy()
+        .select(pl.col("ts_ns"), (pl.col("ts_ns") + pl.col("dur_ns")).alias("end"), run.alias("run"))
+        .with_columns(pl.col("end").cum_max().shift(1).over("run").alias("before"))
+        .select(pl.col("before").is_null() | (pl.col("ts_ns") >= pl.col("before")))
+        .collect()
+        .to_series()
+        .to_numpy()
+    )
     starts[0] = False
     hit = np.flatnonzero(starts)
     return int(hit[-1]) if len(hit) else 0
@@ -255,8 +304,12 @@ def slices_of_sorted(x, offset=0, tol=TOL_NS):
     if x.height == 0:
         return SLICES_SCHEMA.empty_table()
     x = x.with_columns((pl.col("ts_ns") + pl.col("dur_ns")).alias("end_ns"))
-    chg = x.select(pl.any_horizontal([pl.col(c).ne_missing(pl.col(c).shift(1)) for c in _THREAD])
-                   .alias("chg")).get_column("chg").to_numpy().copy()
+    chg = (
+        x.select(pl.any_horizontal([pl.col(c).ne_missing(pl.col(c).shift(1)) for c in _THREAD]).alias("chg"))
+        .get_column("chg")
+        .to_numpy()
+        .copy()
+    )
     chg[0] = True
     group = np.cumsum(chg).astype(np.int64)
     ts = x.get_column("ts_ns").to_numpy().astype(np.int64)

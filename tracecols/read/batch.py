@@ -11,6 +11,7 @@ raises), timestamps through decimal128(38, 3) (a sub-nanosecond fraction raises)
 a group raises, it is redone column by column and, where a column raises too, value by
 value, with each value that does not fit kept verbatim in `args` / `extra`.
 """
+
 from decimal import Decimal
 
 import numpy as np
@@ -25,16 +26,32 @@ _FLOAT = pa.decimal128(38, 18)
 _I64_MIN, _I64_MAX = -(1 << 63), (1 << 63) - 1
 
 # Core fields: event key -> (column, kind). "id" kinds also fill a `<column>_str` column.
-_CORE = {"ph": ("ph", "str"), "cat": ("cat_raw", "str"), "name": ("name", "str"),
-         "pid": ("pid", "id"), "tid": ("tid", "id"), "ts": ("ts_ns", "time"),
-         "dur": ("dur_ns", "time"), "id": ("flow_id", "id"), "bp": ("bp", "str"), "s": ("scope", "str")}
+_CORE = {
+    "ph": ("ph", "str"),
+    "cat": ("cat_raw", "str"),
+    "name": ("name", "str"),
+    "pid": ("pid", "id"),
+    "tid": ("tid", "id"),
+    "ts": ("ts_ns", "time"),
+    "dur": ("dur_ns", "time"),
+    "id": ("flow_id", "id"),
+    "bp": ("bp", "str"),
+    "s": ("scope", "str"),
+}
 _PROMO = {key: (col, kind) for key, col, kind in PROMOTED}
 # List elements go through float64, which is as strict as decimal128 for what JSON can hold
 # (pyarrow raises on a Decimal and on an int beyond 2**53) and ~2.5x faster on shape lists.
 # The one value it would take silently is a JSON true/false inside a shape list (as 1/0).
-_EXACT = {"str": pa.string(), "id": _INT, "time": _TIME, "int": _INT, "float": _FLOAT,
-          "strlist": pa.list_(pa.string()), "intlist": pa.list_(pa.float64()),
-          "dims": pa.list_(pa.list_(pa.float64()))}
+_EXACT = {
+    "str": pa.string(),
+    "id": _INT,
+    "time": _TIME,
+    "int": _INT,
+    "float": _FLOAT,
+    "strlist": pa.list_(pa.string()),
+    "intlist": pa.list_(pa.float64()),
+    "dims": pa.list_(pa.list_(pa.float64())),
+}
 # The struct fast path reads integers as int64, which rejects bools, strings and
 # jsontext.Exact (the msgspec decoder's non-integers) but would truncate a plain Decimal (what
 # ijson gives) silently: for events that may hold those, a second, float64 view of the same
@@ -54,7 +71,7 @@ def _dec_to_int64(arr):
     """decimal128 array -> int64 array of its unscaled values; raises _Overflow beyond int64."""
     if len(arr) == 0:
         return pa.array([], pa.int64())
-    words = np.frombuffer(arr.buffers()[1], dtype=np.int64)[2 * arr.offset: 2 * (arr.offset + len(arr))]
+    words = np.frombuffer(arr.buffers()[1], dtype=np.int64)[2 * arr.offset : 2 * (arr.offset + len(arr))]
     lo, hi = words[0::2], words[1::2]
     if arr.null_count:
         valid = arr.is_valid().to_numpy(zero_copy_only=False)
@@ -167,7 +184,8 @@ def _struct(keys, table):
         ints = [k for k in keys if table[k][1] in ("int", "id")]
         t = _struct_cache[(keys, id(table))] = (
             pa.struct([(k, _FAST[table[k][1]]) for k in keys]),
-            pa.struct([(k, pa.float64()) for k in ints]) if ints else None)
+            pa.struct([(k, pa.float64()) for k in ints]) if ints else None,
+        )
     return t
 
 
@@ -305,11 +323,13 @@ def _zero_buffer(nbytes):
 def _nulls(typ, n):
     """An all-null array whose buffers all point into one shared zero buffer: no memory per column."""
     if pa.types.is_string(typ):
-        return pa.Array.from_buffers(typ, n, [_zero_buffer((n + 7) // 8), _zero_buffer(4 * (n + 1)), _zero_buffer(0)],
-                                     null_count=n)
+        return pa.Array.from_buffers(
+            typ, n, [_zero_buffer((n + 7) // 8), _zero_buffer(4 * (n + 1)), _zero_buffer(0)], null_count=n
+        )
     if pa.types.is_list(typ):
         child = _nulls(typ.value_type, 0)
-        return pa.Array.from_buffers(typ, n, [_zero_buffer((n + 7) // 8), _zero_buffer(4 * (n + 1))],
-                                     null_count=n, children=[child])
+        return pa.Array.from_buffers(
+            typ, n, [_zero_buffer((n + 7) // 8), _zero_buffer(4 * (n + 1))], null_count=n, children=[child]
+        )
     width = typ.bit_width // 8
     return pa.Array.from_buffers(typ, n, [_zero_buffer((n + 7) // 8), _zero_buffer(width * n)], null_count=n)

@@ -16,6 +16,7 @@ go to ijson: it reads the rest of the stream from that part's first byte, behind
 opening (`{"traceEvents": [`), and so parses it exactly as a whole-ijson read would, with the
 same objects, the same errors and offsets counted in the real stream.
 """
+
 import re
 
 import msgspec
@@ -23,8 +24,8 @@ import msgspec
 from .jsontext import Exact
 from .nesting import Nesting, check
 
-READ = 1 << 16    # one read of the underlying stream (error offsets are this precise)
-BLOCK = 1 << 20   # bytes decoded per part, about 4k events (the Python objects of a part are held at once)
+READ = 1 << 16  # one read of the underlying stream (error offsets are this precise)
+BLOCK = 1 << 20  # bytes decoded per part, about 4k events (the Python objects of a part are held at once)
 HEAD_MAX = 1 << 26  # a head longer than this (before the array) is left to ijson
 _CUT = re.compile(rb"\}\s*,\s*\{")
 _DECODE = msgspec.json.Decoder(float_hook=Exact)
@@ -64,9 +65,9 @@ class Items:
         self.key = key
         self._opening = b"[" if key is None else b'{"' + key.encode() + b'": ['
         self._ijson, self._tap_of = ijson_items, tap
-        self._read = 0          # bytes read from f by the fast path
-        self._counted = None    # the stream ijson reads, once it has been handed over
-        self.tap = None         # ... and the caller's wrapper around it
+        self._read = 0  # bytes read from f by the fast path
+        self._counted = None  # the stream ijson reads, once it has been handed over
+        self.tap = None  # ... and the caller's wrapper around it
 
     @property
     def offset(self):

@@ -15,6 +15,7 @@ by a short token walk and those after it from the bytes that follow the last nod
 Kineto traces. Nothing of a node is dropped: fields without a column of their own go to the
 `attrs` JSON text of `et_nodes`.
 """
+
 import re
 
 import pyarrow as pa
@@ -30,22 +31,46 @@ _INT_FIELDS = ("rf_id", "fw_parent", "seq_id", "scope", "tid", "fw_tid")
 _STR_FIELDS = ("op_schema", "kernel_backend", "kernel_file")
 _I64_MIN, _I64_MAX = -(1 << 63), (1 << 63) - 1
 
-NODES_SCHEMA = pa.schema([
-    ("node_id", pa.int64()), ("name", pa.string()), ("parent_id", pa.int64()),
-    ("rf_id", pa.int64()), ("tid", pa.int64()), ("fw_parent", pa.int64()), ("fw_tid", pa.int64()),
-    ("seq_id", pa.int64()), ("scope", pa.int64()), ("op_schema", pa.string()),
-    ("kernel_backend", pa.string()), ("kernel_file", pa.string()),
-    ("n_inputs", pa.int32()), ("n_outputs", pa.int32()),
-    ("input_types", pa.list_(pa.string())), ("output_types", pa.list_(pa.string())),
-    ("attrs", pa.string()), ("pos", pa.int64()),
-])
+NODES_SCHEMA = pa.schema(
+    [
+        ("node_id", pa.int64()),
+        ("name", pa.string()),
+        ("parent_id", pa.int64()),
+        ("rf_id", pa.int64()),
+        ("tid", pa.int64()),
+        ("fw_parent", pa.int64()),
+        ("fw_tid", pa.int64()),
+        ("seq_id", pa.int64()),
+        ("scope", pa.int64()),
+        ("op_schema", pa.string()),
+        ("kernel_backend", pa.string()),
+        ("kernel_file", pa.string()),
+        ("n_inputs", pa.int32()),
+        ("n_outputs", pa.int32()),
+        ("input_types", pa.list_(pa.string())),
+        ("output_types", pa.list_(pa.string())),
+        ("attrs", pa.string()),
+        ("pos", pa.int64()),
+    ]
+)
 
-VALUES_SCHEMA = pa.schema([
-    ("node_id", pa.int64()), ("idx", pa.int32()), ("type", pa.string()), ("value", pa.string()),
-    ("shape", pa.string()), ("stride", pa.string()), ("dims", pa.list_(pa.int64())),
-    ("tensor_id", pa.int64()), ("storage_id", pa.int64()), ("storage_offset", pa.int64()),
-    ("numel", pa.int64()), ("itemsize", pa.int64()), ("device", pa.string()),
-])
+VALUES_SCHEMA = pa.schema(
+    [
+        ("node_id", pa.int64()),
+        ("idx", pa.int32()),
+        ("type", pa.string()),
+        ("value", pa.string()),
+        ("shape", pa.string()),
+        ("stride", pa.string()),
+        ("dims", pa.list_(pa.int64())),
+        ("tensor_id", pa.int64()),
+        ("storage_id", pa.int64()),
+        ("storage_offset", pa.int64()),
+        ("numel", pa.int64()),
+        ("itemsize", pa.int64()),
+        ("device", pa.string()),
+    ]
+)
 
 _TENSOR = re.compile(r"^Tensor(\(|$)")
 
@@ -88,8 +113,9 @@ class _Values:
             c["stride"].append(_json(st))
             flat = isinstance(s, list) and all(type(x) is int for x in s)
             c["dims"].append(s if flat and type(t) is str and _TENSOR.match(t) else None)
-            tensor = (type(t) is str and _TENSOR.match(t) and isinstance(v, list) and len(v) == 6
-                      and all(type(x) is int for x in v[:5]))
+            tensor = (
+                type(t) is str and _TENSOR.match(t) and isinstance(v, list) and len(v) == 6 and all(type(x) is int for x in v[:5])
+            )
             for j, col in enumerate(("tensor_id", "storage_id", "storage_offset", "numel", "itemsize")):
                 c[col].append(_int(v[j]) if tensor else None)
             c["device"].append(_str(v[5]) if tensor else None)
@@ -131,10 +157,20 @@ def _node_row(node, pos, rows, ins, outs):
             if k in rest:
                 fields[k] = rest.pop(k)
         parent = rest.pop("parent", rest.pop("ctrl_deps", None))
-        n_in = ins.add(node_id, rest.pop("inputs", None), rest.pop("input_shapes", None),
-                       rest.pop("input_types", None), rest.pop("input_strides", None))
-        n_out = outs.add(node_id, rest.pop("outputs", None), rest.pop("output_shapes", None),
-                         rest.pop("output_types", None), rest.pop("output_strides", None))
+        n_in = ins.add(
+            node_id,
+            rest.pop("inputs", None),
+            rest.pop("input_shapes", None),
+            rest.pop("input_types", None),
+            rest.pop("input_strides", None),
+        )
+        n_out = outs.add(
+            node_id,
+            rest.pop("outputs", None),
+            rest.pop("output_shapes", None),
+            rest.pop("output_types", None),
+            rest.pop("output_strides", None),
+        )
         in_types = node.get("input_types")
         out_types = node.get("output_types")
     rows["node_id"].append(node_id)
@@ -149,10 +185,12 @@ def _node_row(node, pos, rows, ins, outs):
         rows[k].append(_str(fields.get(k)))
     rows["n_inputs"].append(n_in)
     rows["n_outputs"].append(n_out)
-    rows["input_types"].append([t if type(t) is str else jsontext.dumps(t) for t in in_types]
-                               if isinstance(in_types, list) else None)
-    rows["output_types"].append([t if type(t) is str else jsontext.dumps(t) for t in out_types]
-                                if isinstance(out_types, list) else None)
+    rows["input_types"].append(
+        [t if type(t) is str else jsontext.dumps(t) for t in in_types] if isinstance(in_types, list) else None
+    )
+    rows["output_types"].append(
+        [t if type(t) is str else jsontext.dumps(t) for t in out_types] if isinstance(out_types, list) else None
+    )
     if name is not None and type(name) is not str:
         rest["name"] = name
     rows["attrs"].append(_json(rest) if rest else None)
@@ -166,8 +204,7 @@ def _head(src):
 
     def kineto(key, meta):
         if key == "traceEvents":
-            raise NotATrace(src.path, "it is a Kineto trace (has 'traceEvents'), not an Execution "
-                            "Trace; pass it as --kineto")
+            raise NotATrace(src.path, "it is a Kineto trace (has 'traceEvents'), not an Execution Trace; pass it as --kineto")
 
     try:
         return keys_before(src, "nodes", ijson_backend(), on_key=kineto)
@@ -195,6 +232,12 @@ def read_execution_trace(path):
         tail = parse_tail(items.tap.tail_bytes()) or {}
         meta.update({k: v for k, v in tail.items() if k != "nodes"})
     nodes = pa.table([pa.array(rows[f.name], f.type) for f in NODES_SCHEMA], schema=NODES_SCHEMA)
-    return {"meta": meta, "nodes": nodes, "inputs": ins.table(), "outputs": outs.table(),
-            "path": src.path, "size": src.read_size,
-            "sha256": src.sha256}
+    return {
+        "meta": meta,
+        "nodes": nodes,
+        "inputs": ins.table(),
+        "outputs": outs.table(),
+        "path": src.path,
+        "size": src.read_size,
+        "sha256": src.sha256,
+    }

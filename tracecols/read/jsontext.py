@@ -6,6 +6,7 @@ module with ensure_ascii=False and compact separators would, five to ten times f
 what it declines (a lone surrogate, a NaN) goes to the json module and a small recursive
 encoder for the Decimals.
 """
+
 import json
 from decimal import Decimal
 
@@ -20,6 +21,7 @@ class Exact(Decimal):
     so a reader holding plain Decimals must check integer columns a second time; this one
     pyarrow refuses, and the value takes the exact path (batch._column).
     """
+
     __slots__ = ()
 
     def __int__(self) -> int:

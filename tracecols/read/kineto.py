@@ -4,6 +4,7 @@ One pass of ijson's C backend over `traceEvents`, with every other top-level key
 wherever it sits: keys before `traceEvents` are read by a short token walk of the head,
 keys after it from the bytes that follow the last event.
 """
+
 import gc
 import json
 import re
@@ -38,8 +39,10 @@ def _binary_kind(src):
     if not any(b < 9 or 13 < b < 32 for b in head):
         return None
     if head[:1] == b"\x0a" and len(head) > 2:  # protobuf field 1 (a TracePacket), length-delimited
-        return ("binary protobuf, probably a Perfetto trace (.pftrace / .perfetto-trace); "
-                "Kineto traces are JSON (export_chrome_trace), Perfetto's trace_processor reads this one")
+        return (
+            "binary protobuf, probably a Perfetto trace (.pftrace / .perfetto-trace); "
+            "Kineto traces are JSON (export_chrome_trace), Perfetto's trace_processor reads this one"
+        )
     return f"binary data (starts with {head[:8].hex(' ')}), not a JSON Kineto trace"
 
 
@@ -83,7 +86,7 @@ def find_tail(region):
     inside an event leaves that event's closing braces unbalanced, so it never qualifies.
     """
     for m in _TAIL_START.finditer(region):
-        rest = region[m.end():].lstrip()
+        rest = region[m.end() :].lstrip()
         body = b"{" + (rest[1:] if rest[:1] == b"," else rest)
         try:
             obj = json.loads(body, parse_float=Decimal)
@@ -102,7 +105,6 @@ def parse_tail(region):
 
 # ---------------------------------------------------------------------------------------
 # The events.
-
 
 
 class _Tap:
@@ -229,16 +231,16 @@ def read_events(src, form, on_batch, batch_size=BATCH):
 def _no_events(src, events):
     """Raise for a trace with no events: why there are none."""
     if type(events) is not list:
-        raise Malformed(src.path, f"'traceEvents' is a JSON {_JSON_TYPE.get(type(events), 'object')}, "
-                                  "expected an array of events")
+        raise Malformed(
+            src.path, f"'traceEvents' is a JSON {_JSON_TYPE.get(type(events), 'object')}, expected an array of events"
+        )
     raise Empty(src.path, "no events: its event array is empty")
 
 
 def _without_ph(first, n):
     """Why a JSON array of objects none of which has a 'ph' key is no trace."""
     if type(first) is dict and {"file", "batch_size"} <= first.keys():
-        return ("it is a list of graph capture files (execution_details.json), not a trace; "
-                "pass its folder to --capture")
+        return "it is a list of graph capture files (execution_details.json), not a trace; pass its folder to --capture"
     return f"none of its {n:,} events has a 'ph' key (every Chrome-trace event has one)"
 
 
@@ -257,6 +259,12 @@ def read_trace(path, on_batch, batch_size=BATCH, on_head=None):
     n, tail = read_events(src, form, on_batch, batch_size)
     meta = dict(head)
     meta.update(tail)
-    return {"path": src.path, "form": form, "metadata": meta, "n_events": n,
-            "sha256": src.sha256, "size": src.read_size,
-            "gzip": src.gzip}
+    return {
+        "path": src.path,
+        "form": form,
+        "metadata": meta,
+        "n_events": n,
+        "sha256": src.sha256,
+        "size": src.read_size,
+        "gzip": src.gzip,
+    }

@@ -10,6 +10,7 @@ The check is vectorised per chunk: escaped backslashes and quotes are dropped (w
 bytes.replace), every byte but brackets and quotes is deleted (bytes.translate), and numpy
 finds which brackets lie outside strings and the running depth. A chunk costs ~3 ms per MB.
 """
+
 import numpy as np
 
 from ..errors import Malformed
@@ -33,7 +34,7 @@ class Nesting:
         """Feed the next chunk; whether the depth went beyond MAX_DEPTH within it."""
         data = self.carry + chunk
         body = data.rstrip(b"\\")
-        self.carry = data[len(body):]
+        self.carry = data[len(body) :]
         marks = np.frombuffer(body.replace(b"\\\\", b"").replace(b'\\"', b"").translate(None, _DROP), np.uint8)
         if not len(marks):
             return False
@@ -63,5 +64,9 @@ class Bounded:
 
 def check(nesting, chunk, path, offset):
     if nesting.too_deep(chunk):
-        raise Malformed(path, f"JSON nested more than {MAX_DEPTH} levels deep within the {len(chunk):,} bytes "
-                              "from here (profiler traces nest fewer than 10)", offset=max(offset, 0))
+        raise Malformed(
+            path,
+            f"JSON nested more than {MAX_DEPTH} levels deep within the {len(chunk):,} bytes "
+            "from here (profiler traces nest fewer than 10)",
+            offset=max(offset, 0),
+        )

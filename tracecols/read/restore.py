@@ -2,6 +2,7 @@
 
 Used to prove losslessness in the tests and to write traces back out.
 """
+
 from decimal import Decimal
 
 from . import jsontext

@@ -23,6 +23,7 @@ PyTorch ops, so there is no CPU op tree: the trace says so in its warnings.
 The file is streamed (ijson), the tables as values and the records one by one; records that
 come before the tables naming them are held until their ITEM ends.
 """
+
 import gc
 
 import ijson
@@ -43,8 +44,10 @@ _STARTS = ("start_map", "start_array")
 _ENDS = ("end_map", "end_array")
 _GPU = 2  # agents[].type: 1 CPU, 2 GPU
 _VRAM_HEAPS = (1, 2)  # mem_banks[].heap_type: frame buffer, public and private
-NO_OP_TREE = ("no CPU op tree: a rocprofv3 file records HIP/HSA calls and GPU work, not PyTorch ops, "
-              "so op analyses are empty and kernels have no op_uid")
+NO_OP_TREE = (
+    "no CPU op tree: a rocprofv3 file records HIP/HSA calls and GPU work, not PyTorch ops, "
+    "so op analyses are empty and kernels have no op_uid"
+)
 CHUNK = 1 << 16
 
 
@@ -149,8 +152,12 @@ def event(names, group, section, rec):
         dev = _get(names.gpus, _handle(info.get("agent_id")))
         queue = _handle(info.get("queue_id"))
         kid = info.get("kernel_id")
-        ev.update(cat="kernel", name=_get(names.kernels, kid) or f"kernel_id {kid}",
-                  pid=dev if dev is not None else _handle(info.get("agent_id")), tid=queue)
+        ev.update(
+            cat="kernel",
+            name=_get(names.kernels, kid) or f"kernel_id {kid}",
+            pid=dev if dev is not None else _handle(info.get("agent_id")),
+            tid=queue,
+        )
         block = _xyz(info.get("workgroup_size"))
         grid = _workgroups(_xyz(info.get("grid_size")), block)
         args.update(device=dev, stream=queue, grid=grid, block=block)
@@ -178,12 +185,20 @@ def device_properties(items):
             idx = _get(names.gpus, _handle(a.get("id"))) if isinstance(a, dict) and a.get("type") == _GPU else None
             if idx is None:
                 continue
-            vram = [m.get("size_in_bytes") for m in a.get("mem_banks") or []
-                    if isinstance(m, dict) and m.get("heap_type") in _VRAM_HEAPS]
-            props = {"id": idx, "name": a.get("product_name") or a.get("name"), "numSms": a.get("cu_count"),
-                     "warpSize": a.get("wave_front_size"), "maxThreadsPerBlock": a.get("workgroup_max_size"),
-                     "totalGlobalMem": sum(vram) if vram and all(type(v) is int for v in vram) else None,
-                     "gfxName": a.get("name")}
+            vram = [
+                m.get("size_in_bytes")
+                for m in a.get("mem_banks") or []
+                if isinstance(m, dict) and m.get("heap_type") in _VRAM_HEAPS
+            ]
+            props = {
+                "id": idx,
+                "name": a.get("product_name") or a.get("name"),
+                "numSms": a.get("cu_count"),
+                "warpSize": a.get("wave_front_size"),
+                "maxThreadsPerBlock": a.get("workgroup_max_size"),
+                "totalGlobalMem": sum(vram) if vram and all(type(v) is int for v in vram) else None,
+                "gfxName": a.get("name"),
+            }
             out.setdefault(idx, {k: v for k, v in props.items() if v is not None})
     return [out[i] for i in sorted(out)]
 
@@ -193,14 +208,14 @@ class _Reader:
 
     def __init__(self, emit, path):
         self.emit, self.path = emit, path
-        self.top = {}       # top-level keys other than TOP_KEY
-        self.items = []     # each ITEM's tables
+        self.top = {}  # top-level keys other than TOP_KEY
+        self.items = []  # each ITEM's tables
         self.tool_is_array = False
         self.n_records = 0
         self.builder = self.done = self.want = None
         self.depth = 0
         self.item = self.names = None
-        self.pending = []   # records met before the tables that name them
+        self.pending = []  # records met before the tables that name them
         self.group = self.section = None
 
     def run(self, parse):
@@ -287,15 +302,22 @@ class _Reader:
                 md = item.get("metadata") if isinstance(item.get("metadata"), dict) else {}
                 pid = _int(md.get("pid"))
                 for row in v:
-                    ev = {"ph": "M", "cat": FORM, "name": key, "pid": pid,
-                          "args": row if isinstance(row, dict) else {"value": row}}
+                    ev = {
+                        "ph": "M",
+                        "cat": FORM,
+                        "name": key,
+                        "pid": pid,
+                        "args": row if isinstance(row, dict) else {"value": row},
+                    }
                     self.emit({k: x for k, x in ev.items() if x is not None})
+
         return put
 
     @staticmethod
     def _keep(into, key):
         def put(v):
             into[key] = v
+
         return put
 
 
@@ -349,7 +371,13 @@ def read_trace(src, on_batch, batch_size, on_head=None):
     devices = device_properties(reader.items)
     if devices:
         meta["deviceProperties"] = devices
-    return {"path": src.path, "form": FORM, "metadata": meta, "n_events": uid, "sha256": src.sha256,
-            "size": src.read_size, "gzip": src.gzip,
-            "warnings": [NO_OP_TREE]}
-
+    return {
+        "path": src.path,
+        "form": FORM,
+        "metadata": meta,
+        "n_events": uid,
+        "sha256": src.sha256,
+        "size": src.read_size,
+        "gzip": src.gzip,
+        "warnings": [NO_OP_TREE],
+    }

@@ -6,6 +6,7 @@ list<string>, …). Anything else — a stream written as "0x0", a grid written 
 u64 beyond int64 — stays in `args` (JSON text) and the column is null. So
 `promoted columns ∪ args` always reconstructs the original args object exactly.
 """
+
 import pyarrow as pa
 
 # (arg key in the trace, column name, kind). kind: "int" (int64), "str", "float"

@@ -3,6 +3,7 @@
 Compression is detected from the magic bytes, never from the file name: profilers
 and users rename files freely.
 """
+
 import gzip
 import hashlib
 import os
@@ -270,7 +271,7 @@ def _check_gzip(path):
                     # replay the piece a byte at a time to find the byte at which zlib notices
                     for k in range(len(piece)):
                         try:
-                            out += _inflate(before, piece[k:k + 1])
+                            out += _inflate(before, piece[k : k + 1])
                         except zlib.error as e2:
                             e, at = e2, pos + i + k
                             break
@@ -319,8 +320,12 @@ class _DigitGuard(Reader):
         self.carry = 0  # length of the digit run the bytes so far end with
 
     def _fail(self, start):
-        raise Malformed(self.path, f"a run of more than {self.limit} digits: no trace holds a number that long "
-                                   "(Python will not convert it; corrupt data?)", offset=start)
+        raise Malformed(
+            self.path,
+            f"a run of more than {self.limit} digits: no trace holds a number that long "
+            "(Python will not convert it; corrupt data?)",
+            offset=start,
+        )
 
     def _check(self, b):
         n, limit, s = len(b), self.limit, self.stride
@@ -332,9 +337,9 @@ class _DigitGuard(Reader):
             return
         samples = b[::s]
         for k in range(len(samples) - 1):
-            if samples[k] in _DIGITS and samples[k + 1] in _DIGITS and b[k * s:(k + 1) * s + 1].isdigit():
-                start = len(b[:k * s].rstrip(_DIGITS))
-                end = n - len(b[k * s:].lstrip(_DIGITS))
+            if samples[k] in _DIGITS and samples[k + 1] in _DIGITS and b[k * s : (k + 1) * s + 1].isdigit():
+                start = len(b[: k * s].rstrip(_DIGITS))
+                end = n - len(b[k * s :].lstrip(_DIGITS))
                 if end - start > limit:
                     self._fail(self.pos + start)
         self.carry = n - len(b.rstrip(_DIGITS))

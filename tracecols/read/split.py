@@ -19,6 +19,7 @@ is outside every string and exactly one level inside the events array, i.e. betw
 events. A part that fails says nothing about the file, so the caller then reads the whole
 file the ordinary way (which reports any real error with its true offset).
 """
+
 import hashlib
 import io
 import os
@@ -78,7 +79,7 @@ class _PartReader(Reader):
             tracker().read(len(b))
             out += b
         if len(out) < n and self.left <= 0 and self.suffix:
-            out, self.suffix = out + self.suffix[: n - len(out)], self.suffix[n - len(out):]
+            out, self.suffix = out + self.suffix[: n - len(out)], self.suffix[n - len(out) :]
         return out
 
 
@@ -198,8 +199,9 @@ def start_part(part, out_path):
     if FORK:
         return _Fork(part, out_path)
     args = [part.path, str(part.start), str(part.end), part.prefix.hex(), part.suffix.hex(), str(out_path)]
-    return subprocess.Popen([sys.executable, "-m", __name__, *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+    return subprocess.Popen(
+        [sys.executable, "-m", __name__, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL
+    )
 
 
 def finish_part(proc, timeout=None):

@@ -3,6 +3,7 @@
 Kineto traces hold `traceEvents`, Execution Traces `nodes`; whatever metadata precedes that
 array is read here by a short token walk (the big array itself is streamed elsewhere).
 """
+
 import sys
 
 import ijson
@@ -22,8 +23,10 @@ def ijson_backend():
         return ijson.get_backend("yajl2_c")
     except Exception:
         if not _warned:
-            print("tracecols: ijson's C backend (yajl2_c) is unavailable; parsing with the slower "
-                  f"'{ijson.backend}' backend", file=sys.stderr)
+            print(
+                f"tracecols: ijson's C backend (yajl2_c) is unavailable; parsing with the slower '{ijson.backend}' backend",
+                file=sys.stderr,
+            )
             _warned = True
         return ijson
 

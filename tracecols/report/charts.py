@@ -4,18 +4,18 @@ Every chart is a <figure class="chart"> with a title, axis titles that carry uni
 one-sentence reading aid and an <svg>. Data marks carry class "mark" (the page's check
 script counts them in the browser).
 """
+
 import math
 from html import escape
 
 from .labels import fit, text_px
 
-PALETTE = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1",
-           "#ff9da7", "#9c755f", "#bab0ac")
+PALETTE = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac")
 
-W, H = 860, 340          # default plot size (px)
+W, H = 860, 340  # default plot size (px)
 MR, MT, MB = 12, 16, 46  # margins: right (beyond the last tick's label), top, bottom
-FONT, VAL_FONT, AXT_FONT = 11, 10, 12   # px: the page's CSS for svg text, .val and .axt
-LABEL_MAX = 330          # px: the widest a bar label may be (a longer one is cut, whole in its tooltip)
+FONT, VAL_FONT, AXT_FONT = 11, 10, 12  # px: the page's CSS for svg text, .val and .axt
+LABEL_MAX = 330  # px: the widest a bar label may be (a longer one is cut, whole in its tooltip)
 
 
 def _e(s):
@@ -45,7 +45,7 @@ def nice_ticks(lo, hi, n=5):
     mag = 10 ** math.floor(math.log10(raw))
     step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
     k0, k1 = math.floor(lo / step), math.ceil(hi / step)
-    while k0 * step > lo:     # float division may land one step inside the data
+    while k0 * step > lo:  # float division may land one step inside the data
         k0 -= 1
     while k1 * step < hi:
         k1 += 1
@@ -55,23 +55,26 @@ def nice_ticks(lo, hi, n=5):
 def log_ticks(lo, hi):
     """Powers of ten from at or below `lo` to at or above `hi`."""
     a, b = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
-    while 10.0 ** a > lo:
+    while 10.0**a > lo:
         a -= 1
-    while 10.0 ** b < hi:
+    while 10.0**b < hi:
         b += 1
     if a == b:
         b += 1
-    return [10.0 ** k for k in range(a, b + 1)]
+    return [10.0**k for k in range(a, b + 1)]
 
 
 def figure(cid, title, reading, svg, legend=None, note=None):
     leg = ""
     if legend:
-        leg = '<div class="legend">' + "".join(
-            f'<span><i style="background:{c}"></i>{_e(n)}</span>' for n, c in legend) + "</div>"
+        leg = (
+            '<div class="legend">' + "".join(f'<span><i style="background:{c}"></i>{_e(n)}</span>' for n, c in legend) + "</div>"
+        )
     nt = f'<p class="note">{_e(note)}</p>' if note else ""
-    return (f'<figure class="chart" id="{_e(cid)}"><figcaption><b>{_e(title)}</b>'
-            f'<span class="reading">{_e(reading)}</span></figcaption>{leg}{svg}{nt}</figure>')
+    return (
+        f'<figure class="chart" id="{_e(cid)}"><figcaption><b>{_e(title)}</b>'
+        f'<span class="reading">{_e(reading)}</span></figcaption>{leg}{svg}{nt}</figure>'
+    )
 
 
 def _svg(w, h, body):
@@ -100,8 +103,21 @@ def bar_labels(labels, short=None, cut="middle"):
     return [fit(s, LABEL_MAX, FONT) if c in dup and c != s else c for s, c in zip(shown, out)]
 
 
-def hbars(cid, title, reading, labels, series, xlabel, fmt=_num, colors=None, legend=None,
-          note=None, xmax=None, short=None, cut="middle"):
+def hbars(
+    cid,
+    title,
+    reading,
+    labels,
+    series,
+    xlabel,
+    fmt=_num,
+    colors=None,
+    legend=None,
+    note=None,
+    xmax=None,
+    short=None,
+    cut="middle",
+):
     """Horizontal bars, one row per label; `series` is a list of value lists (stacked when several).
     Each label is drawn whole or cut to fit (`short`: how to shorten it first; `cut`: "middle" or
     "end"), its full text in a tooltip; the left margin is as wide as the widest drawn label."""
@@ -127,21 +143,27 @@ def hbars(cid, title, reading, labels, series, xlabel, fmt=_num, colors=None, le
     b = []
     for t in ticks:
         x = sx(t)
-        b.append(f'<line class="grid" x1="{x:.1f}" x2="{x:.1f}" y1="{MT}" y2="{MT + n * row}"/>'
-                 f'<text class="tick" x="{x:.1f}" y="{MT + n * row + 14}" text-anchor="middle">{_num(t)}</text>')
+        b.append(
+            f'<line class="grid" x1="{x:.1f}" x2="{x:.1f}" y1="{MT}" y2="{MT + n * row}"/>'
+            f'<text class="tick" x="{x:.1f}" y="{MT + n * row + 14}" text-anchor="middle">{_num(t)}</text>'
+        )
     for i, lab in enumerate(labels):
         y = MT + i * row
-        b.append(f'<text class="lab" x="{lw - 6}" y="{y + row * 0.65:.1f}" text-anchor="end">'
-                 f'<title>{_e(lab)}</title>{_e(shown[i])}</text>')
+        b.append(
+            f'<text class="lab" x="{lw - 6}" y="{y + row * 0.65:.1f}" text-anchor="end">'
+            f"<title>{_e(lab)}</title>{_e(shown[i])}</text>"
+        )
         x0, acc = lw, 0.0
         for k, s in enumerate(series):
             v = s[i] or 0
             acc += v
             wv = sx(acc) - x0
             if wv > 0:
-                b.append(f'<rect class="mark" x="{x0:.1f}" y="{y + 3}" width="{max(wv, 0.8):.1f}" '
-                         f'height="{row - 6}" fill="{colors[k % len(colors)]}"><title>{_e(lab)}: '
-                         f'{_e(fmt(v))}</title></rect>')
+                b.append(
+                    f'<rect class="mark" x="{x0:.1f}" y="{y + 3}" width="{max(wv, 0.8):.1f}" '
+                    f'height="{row - 6}" fill="{colors[k % len(colors)]}"><title>{_e(lab)}: '
+                    f"{_e(fmt(v))}</title></rect>"
+                )
                 x0 += wv
         b.append(f'<text class="val" x="{x0 + 4:.1f}" y="{y + row * 0.65:.1f}">{_e(fmt(totals[i]))}</text>')
     b.append(f'<line class="axis" x1="{lw}" x2="{lw}" y1="{MT}" y2="{MT + n * row}"/>')
@@ -149,8 +171,22 @@ def hbars(cid, title, reading, labels, series, xlabel, fmt=_num, colors=None, le
     return figure(cid, title, reading, _svg(w, h, "".join(b)), legend=legend, note=note)
 
 
-def xy(cid, title, reading, series, xlabel, ylabel, logx=False, logy=False, lines=(), kind="points",
-       note=None, height=H, ymin=None, xlim=None):
+def xy(
+    cid,
+    title,
+    reading,
+    series,
+    xlabel,
+    ylabel,
+    logx=False,
+    logy=False,
+    lines=(),
+    kind="points",
+    note=None,
+    height=H,
+    ymin=None,
+    xlim=None,
+):
     """Scatter (kind="points") or step lines (kind="step") of series [{name, color, points:[(x, y)]}];
     `lines` are reference lines [{name, color, points, dash}] (not data marks). Both axes run from
     a tick at or below the smallest value to one at or above the largest (`ymin`, `xlim` = (lo, hi)
@@ -195,19 +231,24 @@ def xy(cid, title, reading, series, xlabel, ylabel, logx=False, logy=False, line
     b = [f'<rect class="plot" x="{ml}" y="{MT}" width="{pw}" height="{ph}"/>']
     for t in xt:
         x = sx(t)
-        b.append(f'<line class="grid" x1="{x:.1f}" x2="{x:.1f}" y1="{MT}" y2="{MT + ph}"/>'
-                 f'<text class="tick" x="{x:.1f}" y="{MT + ph + 14}" text-anchor="middle">{_num(t)}</text>')
+        b.append(
+            f'<line class="grid" x1="{x:.1f}" x2="{x:.1f}" y1="{MT}" y2="{MT + ph}"/>'
+            f'<text class="tick" x="{x:.1f}" y="{MT + ph + 14}" text-anchor="middle">{_num(t)}</text>'
+        )
     for t in yt:
         y = sy(t)
-        b.append(f'<line class="grid" x1="{ml}" x2="{ml + pw}" y1="{y:.1f}" y2="{y:.1f}"/>'
-                 f'<text class="tick" x="{ml - 5}" y="{y + 4:.1f}" text-anchor="end">{_num(t)}</text>')
-    b.append(f'<clipPath id="{_e(cid)}-clip"><rect x="{ml}" y="{MT}" width="{pw}" height="{ph}"/></clipPath>'
-             f'<g clip-path="url(#{_e(cid)}-clip)">')
+        b.append(
+            f'<line class="grid" x1="{ml}" x2="{ml + pw}" y1="{y:.1f}" y2="{y:.1f}"/>'
+            f'<text class="tick" x="{ml - 5}" y="{y + 4:.1f}" text-anchor="end">{_num(t)}</text>'
+        )
+    b.append(
+        f'<clipPath id="{_e(cid)}-clip"><rect x="{ml}" y="{MT}" width="{pw}" height="{ph}"/></clipPath>'
+        f'<g clip-path="url(#{_e(cid)}-clip)">'
+    )
     for ln in lines:
         p = " ".join(f"{sx(x):.1f},{sy(y):.1f}" for x, y in ln["points"] if ok((x, y)))
         dash = ' stroke-dasharray="6 4"' if ln.get("dash") else ""
-        b.append(f'<polyline class="ref" points="{p}" stroke="{ln["color"]}"{dash}>'
-                 f'<title>{_e(ln["name"])}</title></polyline>')
+        b.append(f'<polyline class="ref" points="{p}" stroke="{ln["color"]}"{dash}><title>{_e(ln["name"])}</title></polyline>')
     for s in series:
         c = s["color"]
         if kind == "step":
@@ -218,18 +259,21 @@ def xy(cid, title, reading, series, xlabel, ylabel, logx=False, logy=False, line
                 p.append(f"{sx(x):.1f},{sy(y):.1f}")
                 prev = y
             if p:
-                b.append(f'<polyline class="mark" points="{" ".join(p)}" stroke="{c}" fill="none">'
-                         f'<title>{_e(s["name"])}</title></polyline>')
+                b.append(
+                    f'<polyline class="mark" points="{" ".join(p)}" stroke="{c}" fill="none">'
+                    f"<title>{_e(s['name'])}</title></polyline>"
+                )
         else:
             for pt in s["points"]:
                 if not ok(pt):
                     continue
-                tip = f' <title>{_e(pt[2])}</title>' if len(pt) > 2 else ""
-                b.append(f'<circle class="mark" cx="{sx(pt[0]):.1f}" cy="{sy(pt[1]):.1f}" r="3.2" '
-                         f'fill="{c}">{tip}</circle>')
+                tip = f" <title>{_e(pt[2])}</title>" if len(pt) > 2 else ""
+                b.append(f'<circle class="mark" cx="{sx(pt[0]):.1f}" cy="{sy(pt[1]):.1f}" r="3.2" fill="{c}">{tip}</circle>')
     b.append("</g>")
-    b.append(f'<line class="axis" x1="{ml}" x2="{ml}" y1="{MT}" y2="{MT + ph}"/>'
-             f'<line class="axis" x1="{ml}" x2="{ml + pw}" y1="{MT + ph}" y2="{MT + ph}"/>')
+    b.append(
+        f'<line class="axis" x1="{ml}" x2="{ml}" y1="{MT}" y2="{MT + ph}"/>'
+        f'<line class="axis" x1="{ml}" x2="{ml + pw}" y1="{MT + ph}" y2="{MT + ph}"/>'
+    )
     b.append(_axis_title(ml + pw / 2, h - 8, xlabel))
     b.append(_axis_title(AXT_FONT + 2, MT + ph / 2, ylabel, rotate=True, room=h))
     legend = [(s["name"], s["color"]) for s in series] + [(ln["name"], ln["color"]) for ln in lines]
@@ -249,10 +293,14 @@ def icicle(cid, title, reading, rects, levels, legend, note=None):
     for level, start, width, label, tip, colour in rects:
         x, y, rw = MR + start * pw, MT + level * ICICLE_ROW, max(width * pw, 0.8)
         rw = min(rw, MR + pw - x)
-        b.append(f'<rect class="mark" x="{x:.2f}" y="{y + 1}" width="{rw:.2f}" height="{ICICLE_ROW - 2}" '
-                 f'fill="{colour}"><title>{_e(tip)}</title></rect>')
+        b.append(
+            f'<rect class="mark" x="{x:.2f}" y="{y + 1}" width="{rw:.2f}" height="{ICICLE_ROW - 2}" '
+            f'fill="{colour}"><title>{_e(tip)}</title></rect>'
+        )
         room = rw - 6
         if room >= text_px("ab…", VAL_FONT):
-            b.append(f'<text class="val" x="{x + 3:.1f}" y="{y + ICICLE_ROW * 0.7:.1f}">'
-                     f'<title>{_e(tip)}</title>{_e(fit(label, room, VAL_FONT, where="end"))}</text>')
+            b.append(
+                f'<text class="val" x="{x + 3:.1f}" y="{y + ICICLE_ROW * 0.7:.1f}">'
+                f"<title>{_e(tip)}</title>{_e(fit(label, room, VAL_FONT, where='end'))}</text>"
+            )
     return figure(cid, title, reading, _svg(w, h, "".join(b)), legend=legend, note=note)

@@ -9,6 +9,7 @@ tree; a node narrower than `min_share` of the whole is not drawn, nor is anythin
 the page stays small whatever the trace. Siblings are ordered by name, as flame graphs order
 them, so that two reports of similar runs line up.
 """
+
 from collections.abc import Callable, Iterable
 
 # metric -> the `stacks` column it reads
@@ -38,8 +39,11 @@ def folded(src, trace_id: int, metric: str = "self_cpu") -> list[tuple[str, int]
     # Building the text in Python takes half the time of a recursive query in DuckDB on the
     # SGLang capture trace (34k paths, 44 frames deep). Python orders str by code point, which
     # is the byte order of UTF-8 text: the order DuckDB's ORDER BY gives.
-    lines = [(stack, (ns + 500) // 1000) for stack, ns in
-             _walk(rows, lambda up, frame: frame if up is None else f"{up};{frame}") if ns >= 500]
+    lines = [
+        (stack, (ns + 500) // 1000)
+        for stack, ns in _walk(rows, lambda up, frame: frame if up is None else f"{up};{frame}")
+        if ns >= 500
+    ]
     lines.sort()
     return lines
 
@@ -50,9 +54,11 @@ def frame_paths(src, column: str, depth: int) -> list[tuple[tuple[str, ...], int
     ancestor at the cut), the input of `rects`. Paths with the same frames in different traces
     are separate entries, which `rects` merges."""
     rows = src.sql(f"SELECT trace_id, node, parent, frame, {column} FROM stacks ORDER BY frames").rows()
-    return [(frames, v) for frames, v in
-            _walk(rows, lambda up, frame: (frame,) if up is None else up + (frame,) if len(up) < depth else up)
-            if v and v > 0]
+    return [
+        (frames, v)
+        for frames, v in _walk(rows, lambda up, frame: (frame,) if up is None else up + (frame,) if len(up) < depth else up)
+        if v and v > 0
+    ]
 
 
 def _walk(rows: Iterable[tuple], grow: Callable) -> list[tuple]:
@@ -66,8 +72,9 @@ def _walk(rows: Iterable[tuple], grow: Callable) -> list[tuple]:
     return out
 
 
-def rects(rows: Iterable[tuple[tuple[str, ...], int]], min_share: float = 0.002, levels: int | None = None,
-          max_rects: int = 1500) -> tuple[list, int, list, float]:
+def rects(
+    rows: Iterable[tuple[tuple[str, ...], int]], min_share: float = 0.002, levels: int | None = None, max_rects: int = 1500
+) -> tuple[list, int, list, float]:
     """([(level, start, width, frame, total)], sum of values, trunk, min_share) for `rows` of (frames tuple,
     value): start and width as shares of the sum of all values, level 0 the first drawn frames.
 
@@ -95,7 +102,7 @@ def rects(rows: Iterable[tuple[tuple[str, ...], int]], min_share: float = 0.002,
     if total <= 0:
         return out, 0, trunk, min_share
     while len(root) == 1:
-        (name, (value, children)), = root.items()
+        ((name, (value, children)),) = root.items()
         if value != total or not children:
             break
         trunk.append(name)

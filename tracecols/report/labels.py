@@ -5,18 +5,19 @@ The charts are static SVG, so the room a label needs is estimated here, not meas
 widths (in em) are those of DejaVu Sans, the widest of the fonts the page asks for and what
 Linux browsers fall back to, rounded up per class of character: other fonts draw narrower.
 """
+
 import os
 import re
 
 _EM = (
     (0.34, frozenset(" '.,:;/\\|ijlIJ")),
-    (0.40, frozenset("()[]{}!ftr-\"")),
+    (0.40, frozenset('()[]{}!ftr-"')),
     (0.82, frozenset("ABCDEFGHKNOPQRSTUVXYZ")),
     (0.84, frozenset("w#+<=>^~&")),
     (1.00, frozenset("mMW@%")),
 )
-_DEFAULT_EM = 0.64   # lower case, digits, `_` and the rest of ASCII
-_WIDE_EM = 1.0       # anything outside ASCII (…, µ, ·, CJK): the widest case
+_DEFAULT_EM = 0.64  # lower case, digits, `_` and the rest of ASCII
+_WIDE_EM = 1.0  # anything outside ASCII (…, µ, ·, CJK): the widest case
 ELLIPSIS = "…"
 
 
@@ -107,8 +108,7 @@ def trace_labels(traces, lake):
     ranks = [r for _, _, r in traces]
     if None not in ranks and len(set(ranks)) == len(ranks):
         return {t: f"rank {r}" for t, _, r in traces}
-    parts = {t: [_stem(p)] + [d for d in reversed(os.path.dirname(str(p).rstrip("/")).split("/")) if d]
-             for t, p, _ in traces}
+    parts = {t: [_stem(p)] + [d for d in reversed(os.path.dirname(str(p).rstrip("/")).split("/")) if d] for t, p, _ in traces}
     depth = {t: 1 for t in parts}
     while True:
         names = {t: "/".join(reversed(parts[t][: depth[t]])) for t in parts}

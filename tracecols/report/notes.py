@@ -1,5 +1,6 @@
 """Lines that the terminal summary and the HTML report both show: each trace's headline,
 the reader's warnings, and the graph-replay notes."""
+
 from .units import fmt_ns, fmt_pct
 
 
@@ -7,8 +8,7 @@ def headline_lines(rows):
     """The headline view's rows (dicts) as text: one line per trace, then one per warning."""
     lines = []
     for r in rows:
-        parts = [f"trace {r['trace_id']}" + ("" if r["rank"] is None else f" (rank {r['rank']})"),
-                 f"span {fmt_ns(r['span_ns'])}"]
+        parts = [f"trace {r['trace_id']}" + ("" if r["rank"] is None else f" (rank {r['rank']})"), f"span {fmt_ns(r['span_ns'])}"]
         if r["steps"]:
             kind = "ProfilerStep" if r["step_kind"] == "ProfilerStep" else "serving step"
             kind += "s" if r["steps"] != 1 else ""
@@ -32,10 +32,14 @@ def graph_notes(trace):
         return []
     lines = []
     for r in trace.sql("SELECT * FROM graph_replay_share WHERE unmatched > 0 ORDER BY trace_id").iter_rows(named=True):
-        lines.append(f"note: {r['unmatched_pct']:.1f}% of GPU busy time (trace {r['trace_id']}) is in "
-                     f"{r['unmatched']} of {r['launches']} graph replays with no captured ops known; it shows as "
-                     f"'{r['first_site']}'. Pass --capture DIR (the graph capture traces) to give it to the ops.")
+        lines.append(
+            f"note: {r['unmatched_pct']:.1f}% of GPU busy time (trace {r['trace_id']}) is in "
+            f"{r['unmatched']} of {r['launches']} graph replays with no captured ops known; it shows as "
+            f"'{r['first_site']}'. Pass --capture DIR (the graph capture traces) to give it to the ops."
+        )
         if r["mismatched"]:
-            lines.append(f"note: {r['mismatched']} graph replays did not match the capture traces "
-                         f"(first: {r['first_mismatch']}); see the graph_replays table")
+            lines.append(
+                f"note: {r['mismatched']} graph replays did not match the capture traces "
+                f"(first: {r['first_mismatch']}); see the graph_replays table"
+            )
     return lines

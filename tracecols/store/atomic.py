@@ -10,6 +10,7 @@ While the inputs a command opens are noted (read/source.py `inputs_noted`: the C
 each command), an output that is one of them, or a directory holding one, is refused
 before anything is replaced.
 """
+
 import gzip
 import os
 import re
@@ -24,6 +25,8 @@ from ..errors import OutputError
 from ..read.source import opened_inputs
 
 _HOST = re.sub(r"[^A-Za-z0-9]", "", socket.gethostname())[:24] or "host"
+
+
 def check_not_input(out, holds=False):
     """Raise OutputError if `out` is a noted input (or, with `holds`, a directory above one)."""
     inputs = opened_inputs()
@@ -69,7 +72,7 @@ def sweep(directory, prefix):
         for e in entries:
             if not e.name.startswith(prefix):
                 continue
-            m = _LEFT.match(e.name[len(prefix):])
+            m = _LEFT.match(e.name[len(prefix) :])
             if m is None or m["host"] != _HOST or _alive(int(m["pid"])):
                 continue
             if e.is_dir(follow_symlinks=False):

@@ -10,6 +10,7 @@ none); new events (the counter samples of `augment --counters`) go just before t
 closes the event array. Every other byte is copied unchanged: whitespace, key order and number spelling survive —
 but for secrets (model/secrets.py), which are redacted unless the caller keeps them.
 """
+
 import re
 
 from ..errors import Malformed
@@ -63,24 +64,30 @@ class _Rewriter:
             at = m.start(1)
             if not final and at > limit:
                 break
-            tok = buf[at:at + 1]
+            tok = buf[at : at + 1]
             end = at + 1
             if tok in (b"{", b"["):
                 if self.form is None:
                     self.form = "array" if tok == b"[" else "object"
                     if self.form == "array":
                         self.events_depth = 2
-                elif (tok == b"[" and self.events_depth is None and self.depth == 1
-                      and self._key_before(buf, pos, at, _EVENTS_KEY)):
+                elif (
+                    tok == b"[" and self.events_depth is None and self.depth == 1 and self._key_before(buf, pos, at, _EVENTS_KEY)
+                ):
                     self.events_depth = 3
                 self.depth += 1
                 if tok == b"{" and self.events_depth is not None and self.depth == self.events_depth:
                     self.uid += 1
                     self.in_event = True
                     self.pending = self.values.get(self.uid)
-                elif (tok == b"{" and self.pending and self.in_event and self.depth == self.events_depth + 1
-                      and self._key_before(buf, pos, at, _ARGS_KEY)):
-                    empty = buf[end:end + TAIL].lstrip()[:1] == b"}"
+                elif (
+                    tok == b"{"
+                    and self.pending
+                    and self.in_event
+                    and self.depth == self.events_depth + 1
+                    and self._key_before(buf, pos, at, _ARGS_KEY)
+                ):
+                    empty = buf[end : end + TAIL].lstrip()[:1] == b"}"
                     edits.append((end, args_text(self.pending) + (b"" if empty else b", ")))
                     self.pending = None
                     self.placed += 1
@@ -91,8 +98,7 @@ class _Rewriter:
                         self.pending = None
                         self.placed += 1
                     self.in_event = False
-                if (tok == b"]" and self.appended and self.events_depth is not None
-                        and self.depth == self.events_depth - 1):
+                if tok == b"]" and self.appended and self.events_depth is not None and self.depth == self.events_depth - 1:
                     edits.append((at, (b", " if self.uid >= 0 else b"") + self.appended))
                     self.appended = b""
                 self.depth -= 1

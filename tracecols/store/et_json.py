@@ -9,6 +9,7 @@ host node (so it keeps the host's inputs, outputs and attrs) with a new `id`, it
 GPU nodes are numbered after the largest id of the ET. Every other value is written as parsed
 (numbers keep their decimal text), but for secrets, redacted unless the caller keeps them.
 """
+
 from pathlib import Path
 
 import pyarrow as pa
@@ -32,8 +33,7 @@ def write_et_plus(et_path, meta, nodes, kernels, out_path, keep_secrets=False):
     out = Path(out_path)
     out.parent.mkdir(parents=True, exist_ok=True)
     nd = nodes.select(["node_id", "ts_ns", "dur_ns", "exclusive_ns"]).to_pydict()
-    timing = {n: (t, d, x) for n, t, d, x in zip(nd["node_id"], nd["ts_ns"], nd["dur_ns"], nd["exclusive_ns"])
-              if t is not None}
+    timing = {n: (t, d, x) for n, t, d, x in zip(nd["node_id"], nd["ts_ns"], nd["dur_ns"], nd["exclusive_ns"]) if t is not None}
     kids = {}
     kd = kernels.to_pydict() if isinstance(kernels, pa.Table) else kernels
     for i, node_id in enumerate(kd["node_id"]):
@@ -62,10 +62,19 @@ def write_et_plus(et_path, meta, nodes, kernels, out_path, keep_secrets=False):
                 parent_key = "parent" if "parent" in node and "ctrl_deps" not in node else "ctrl_deps"
                 for i in kids.get(node_id, ()):
                     g = dict(node)
-                    g.update({"id": next_id, parent_key: node_id, "cat": kd["cat"][i], "ph": "X",
-                              "name": kd["name"][i], "ts": us(kd["ts_ns"][i]),
-                              "inclusive_dur": us(kd["dur_ns"][i] or 0),
-                              "exclusive_dur": us(kd["dur_ns"][i] or 0), "stream": kd["stream"][i]})
+                    g.update(
+                        {
+                            "id": next_id,
+                            parent_key: node_id,
+                            "cat": kd["cat"][i],
+                            "ph": "X",
+                            "name": kd["name"][i],
+                            "ts": us(kd["ts_ns"][i]),
+                            "inclusive_dur": us(kd["dur_ns"][i] or 0),
+                            "exclusive_dur": us(kd["dur_ns"][i] or 0),
+                            "stream": kd["stream"][i],
+                        }
+                    )
                     next_id += 1
                     f.write(b",\n" + jsontext.dumps(g).encode())
         f.write(b"]}\n")

@@ -15,6 +15,7 @@ LAKE/_tracecols.lock) from before it reads the manifest until its last commit; r
 lock. On URLs there is no lock: `Committer` re-reads the manifest before each commit and stops
 the run if another writer changed it.
 """
+
 import json
 import os
 import socket
@@ -118,7 +119,7 @@ class LakeFS:
             base = self._p(top)
             if not self.fs.exists(base):
                 return []
-            return [f"{top}/{p[len(base):].lstrip('/')}" for p in self.fs.find(base)]
+            return [f"{top}/{p[len(base) :].lstrip('/')}" for p in self.fs.find(base)]
         out = []
         for d, _, files in os.walk(os.path.join(self.root, top)):
             rel = os.path.relpath(d, self.root)
@@ -156,8 +157,9 @@ def check_writable(lfs, tables):
         return
     stray = [n for n in lfs.listdir() if n not in tables and n != LOCK and not n.startswith(".")]
     if stray:
-        raise SourceIOError(lfs.root, "exists and is not a tracecols lake; refusing to write into it "
-                                      f"(found {', '.join(sorted(stray)[:3])})")
+        raise SourceIOError(
+            lfs.root, f"exists and is not a tracecols lake; refusing to write into it (found {', '.join(sorted(stray)[:3])})"
+        )
 
 
 def _manifest_text(manifest):
@@ -263,8 +265,11 @@ class LakeLock:
                 holder = self.holder()
                 waited = time.monotonic() - t0
                 if self.timeout is not None and waited >= self.timeout:
-                    raise LakeBusy(self.lfs.root, f"another ingest ({self._who(holder)}) is writing into it "
-                                                  f"(it holds {LOCK}); gave up after {waited:.1f} s") from None
+                    raise LakeBusy(
+                        self.lfs.root,
+                        f"another ingest ({self._who(holder)}) is writing into it "
+                        f"(it holds {LOCK}); gave up after {waited:.1f} s",
+                    ) from None
                 if not told and self.on_wait is not None and (holder is not None or waited > 1):
                     self.on_wait(f"waiting for another ingest into {self.lfs.root} ({self._who(holder)})")
                     told = True
@@ -341,9 +346,12 @@ class Committer:
 
     def commit(self, manifest):
         if self.verify and self.changed():
-            raise LakeBusy(self.lfs.root, "another ingest committed to this lake while this one ran (concurrent "
-                                          "ingests into a URL are not supported); stopped, keeping what this "
-                                          "run had committed; run ingest again once the other has finished")
+            raise LakeBusy(
+                self.lfs.root,
+                "another ingest committed to this lake while this one ran (concurrent "
+                "ingests into a URL are not supported); stopped, keeping what this "
+                "run had committed; run ingest again once the other has finished",
+            )
         text = _manifest_text(manifest)
         self.lfs.write_bytes(MANIFEST, text.encode())
         self.text = text

@@ -1,4 +1,5 @@
 """Write a set of tables as one Parquet directory, atomically: readers see all of it or none."""
+
 import json
 import os
 import queue
@@ -50,6 +51,7 @@ def staged_dir(out_dir):
 def versions():
     """What every manifest says of the code that wrote it."""
     from ..version import SCHEMA_VERSION, __version__
+
     return {"tracecols_version": __version__, "schema_version": SCHEMA_VERSION}
 
 
@@ -72,8 +74,14 @@ def writer(where, schema):
 
 
 def _is_text(t):
-    return (pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t)
-            or pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_dictionary(t))
+    return (
+        pa.types.is_string(t)
+        or pa.types.is_large_string(t)
+        or pa.types.is_string_view(t)
+        or pa.types.is_binary(t)
+        or pa.types.is_large_binary(t)
+        or pa.types.is_dictionary(t)
+    )
 
 
 def write_table(path, table):

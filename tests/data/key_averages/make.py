@@ -8,6 +8,7 @@ name, input shapes, calls and the CPU times as torch computed them (µs, its flo
 tests compare the op_averages views of the trace with these rows: the expected numbers come
 from the profiler, not from tracecols.
 """
+
 import gzip
 import json
 import os
@@ -21,9 +22,16 @@ OUT = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(__fi
 
 
 def rows(averages):
-    return [{"name": e.key, "input_shapes": str(e.input_shapes) if e.input_shapes else "",
-             "calls": e.count, "self_cpu_us": e.self_cpu_time_total, "cpu_total_us": e.cpu_time_total}
-            for e in averages]
+    return [
+        {
+            "name": e.key,
+            "input_shapes": str(e.input_shapes) if e.input_shapes else "",
+            "calls": e.count,
+            "self_cpu_us": e.self_cpu_time_total,
+            "cpu_total_us": e.cpu_time_total,
+        }
+        for e in averages
+    ]
 
 
 def main():
@@ -42,13 +50,19 @@ def main():
                 opt.step()
     trace = os.path.join(OUT, "cpu_mlp.pt.trace.json")
     prof.export_chrome_trace(trace)
-    with open(trace, "rb") as f, open(trace + ".gz", "wb") as raw, \
-            gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as g:
+    with open(trace, "rb") as f, open(trace + ".gz", "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as g:
         shutil.copyfileobj(f, g)
     os.unlink(trace)
     with open(os.path.join(OUT, "key_averages.json"), "w") as f:
-        json.dump({"torch": torch.__version__, "by_name": rows(prof.key_averages()),
-                   "by_shape": rows(prof.key_averages(group_by_input_shape=True))}, f, indent=1)
+        json.dump(
+            {
+                "torch": torch.__version__,
+                "by_name": rows(prof.key_averages()),
+                "by_shape": rows(prof.key_averages(group_by_input_shape=True)),
+            },
+            f,
+            indent=1,
+        )
 
 
 if __name__ == "__main__":
