@@ -158,13 +158,16 @@ def _values(t):
 
 
 @pytest.mark.corpus
+@pytest.mark.parametrize("whole", [True, False], ids=["whole", "streamed"])
 @pytest.mark.parametrize("path", _SAMPLE[:3], ids=[rel(p) if str(p).startswith(str(CORPUS)) else p.name for p in _SAMPLE[:3]])
-def test_streamed_views_equal_the_in_memory_ones(path, tmp_path):
+def test_streamed_views_equal_the_in_memory_ones(path, whole, tmp_path, monkeypatch):
     # the streaming ingest writes the views two at a time, each on its own cursor, a view
-    # starting once the views it reads are files; the in-memory trace computes them one by one
+    # starting once the views it reads are files; the in-memory trace computes them one by one.
+    # A small trace's results are fetched whole; a big one's are streamed: both, on each trace.
     import tracecols
     from tracecols.model.base_tables import BASE_TABLES
 
+    monkeypatch.setattr(pipeline, "WHOLE_RESULTS_EVENTS", 1 << 40 if whole else -1)
     out = pipeline.ingest_to_dir([str(path)], tmp_path / "out")
     mem = tracecols.open(str(path))
     names = json.loads((out / "_tracecols.json").read_text())["tables"]

@@ -4,6 +4,7 @@ and every sql/ view on top, and secrets redacted on the way in (model/secrets.py
 
 import re
 import time
+import warnings
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 
 import duckdb
@@ -15,6 +16,11 @@ from ..model.secrets import METADATA_TABLES, redact_table, sql_candidates
 from ..progress import tracker
 from . import sqlfiles
 from .specs import device_specs_table
+
+# A small trace's views are fetched through DuckDB's DB-API result, which binds a query once
+# where a relation binds it twice; DuckDB warns that its Arrow output copies the rows, a copy
+# of a small result taken knowingly (materialise_all_to's `whole`).
+warnings.filterwarnings("ignore", "Arrow output on a DB-API result", UserWarning)
 
 
 class Scan(str):
@@ -195,10 +201,15 @@ class Engine:
             self._done[name] = t
         return t
 
-    def materialise_all_to(self, directory, threads=1, view_seconds=None, only=None):
+    def materialise_all_to(self, directory, threads=1, view_seconds=None, only=None, whole=False):
         """Like materialise(), for every view, through Parquet files: each result is streamed to
         `directory`/<view>.parquet (never held whole in memory) and the view then reads that
         file. Up to `threads` views run at a time, each once the views it reads are files.
+
+        `whole`: each result is computed whole before it is written, which DuckDB does with one
+        binding of the query where a streamed result takes two (the views one at a time over a
+        7-event trace: 0.98 -> 0.74 s of CPU; over 87k events 1.67 -> 1.46 s). For small
+        results only: a whole result is copied once more on its way to Arrow.
 
         Over a small trace a view is mostly per-query overhead that leaves a core idle (on two
         cores the 32 views of a 50 MB trace take 1.0 s instead of 1.35 s); over a big one DuckDB
@@ -229,10 +240,10 @@ class Engine:
                     started.append(name)
                     query = self._define(name)
                     cur = cursors.pop()
-                    running[pool.submit(self._timed_stream_to, cur, name, directory / f"{name}.parquet", view_seconds, query)] = (
-                        name,
-                        cur,
+                    task = pool.submit(
+                        self._timed_stream_to, cur, name, directory / f"{name}.parquet", view_seconds, query, whole
                     )
+                    running[task] = (name, cur)
                 finished, _ = wait(running, return_when=FIRST_COMPLETED)
                 for f in finished:
                     name, cur = running.pop(f)
@@ -265,17 +276,18 @@ class Engine:
         """From now on, `name` reads the Parquet file(s) at `path` (a path or a list of them)."""
         self.con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM read_parquet({_sql_str(path)})")
 
-    def _timed_stream_to(self, con, name, path, view_seconds, query=None):
+    def _timed_stream_to(self, con, name, path, view_seconds, query=None, whole=False):
         t = time.perf_counter()
-        self._stream_to(con, name, path, query=query)
+        self._stream_to(con, name, path, query=query, whole=whole)
         if view_seconds is not None:
             view_seconds[name] = time.perf_counter() - t
 
-    def _stream_to(self, con, name, path, batch_rows=1 << 17, query=None):
+    def _stream_to(self, con, name, path, batch_rows=1 << 17, query=None, whole=False):
         from ..store.parquet import writer
 
+        query = query or f"SELECT * FROM {name}"
         try:
-            reader = con.sql(query or f"SELECT * FROM {name}").to_arrow_reader(batch_rows)
+            reader = (con.execute(query) if whole else con.sql(query)).to_arrow_reader(batch_rows)
         except duckdb.Error as e:
             raise QueryError(self.origin, str(e)) from None
         with writer(path, reader.schema) as w:
