@@ -104,7 +104,27 @@ def test_every_connection_plans_two_inequalities_as_an_iejoin():
     stream the views too, whatever DuckDB estimates the sides' sizes to be."""
     from tracecols.engine.connection import Engine
 
-    e = Engine({}, defer_views=True)
+    e = Engine({})
     query = "EXPLAIN SELECT * FROM range(100) a(x) JOIN range(8) b(y) ON b.y <= a.x AND a.x < b.y + 3"
     for con in (e.con, e.con.cursor()):
         assert "IE_JOIN" in con.execute(query).fetchall()[0][1].replace(" ", "_").upper()
+
+
+def test_views_are_defined_when_a_query_names_them():
+    """Opening a trace defines no view; a query defines the views it names and those they read,
+    whatever the case it writes them in; a query of DuckDB's catalog sees every view."""
+    t = tracecols.open(DATA_TRACE)
+    engine = t._engine
+
+    def defined():
+        views = engine.con.execute("select view_name from duckdb_views() where not internal").fetchall()
+        return {r[0] for r in views} & set(engine.views)  # registered base tables show as views too
+
+    assert defined() == set()  # nothing bound at open: the cost of every view at once (0.5 s) is gone
+    total = t.sql("select sum(gpu_sum_ns) as t from OP_PERF_SUMMARY")["t"][0]
+    assert {"op_perf_summary", "op_perf", "_device_models", "_tracelens_op_category"} <= defined()
+    assert "stacks" not in defined() and "critical_path" not in defined()
+    assert total == t.sql("select sum(gpu_sum_ns) as t from op_perf_summary")["t"][0]
+    listed = set(t.sql("select view_name from duckdb_views() where not internal")["view_name"])
+    assert set(engine.views) <= listed
+    t.close()

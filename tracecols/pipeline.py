@@ -463,9 +463,7 @@ def _write_views(tmp, clock, view_seconds=None, only=None):
     # a file, not an Arrow table: the view threads' cursors do not see registered tables
     parquet.write_table(tmp / "device_specs.parquet", device_specs_table())
     events = _events_in(tmp / "events.parquet")
-    engine = Engine(
-        parquet.table_files(tmp), origin=str(tmp), memory_limit=_views_memory(events), temp_dir=tmp / ".spill", defer_views=True
-    )
+    engine = Engine(parquet.table_files(tmp), origin=str(tmp), memory_limit=_views_memory(events), temp_dir=tmp / ".spill")
     # two views at a time pay off on small traces only (docs/performance.md); on big ones
     # they gain no time and add a second result's batches to the peak
     tracker().stage("analyses", total_items=len(engine.views))

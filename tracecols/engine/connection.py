@@ -22,6 +22,10 @@ from .specs import device_specs_table
 # of a small result taken knowingly (materialise_all_to's `whole`).
 warnings.filterwarnings("ignore", "Arrow output on a DB-API result", UserWarning)
 
+_WORD = re.compile(r"[a-z_][a-z0-9_]*")
+# a query that reads DuckDB's own catalog sees every view: the user lists what there is
+_CATALOG_WORDS = {"information_schema", "duckdb_views", "duckdb_tables", "duckdb_columns", "show", "describe", "summarize"}
+
 
 class Scan(str):
     """A SQL table expression to serve as a base table (a lake's `read_parquet([...])`)."""
@@ -44,7 +48,6 @@ class Engine:
         origin="<trace>",
         memory_limit=None,
         temp_dir=None,
-        defer_views=False,
         redact=False,
         clean=False,
         fs=None,
@@ -66,6 +69,7 @@ class Engine:
             self.con.register_filesystem(fs)
         self._persist = database is not None
         self._done = {}  # materialised views
+        self._undefined = {}  # views not yet defined in DuckDB: {name: their sql/ text}
         self.base = {}
         for name, t in tables.items():
             if redact and name in METADATA_TABLES:
@@ -88,15 +92,37 @@ class Engine:
         self.views = [n for n in sqlfiles.ordered(files, set(self.base), BASE_TABLES) if n not in tables]
         self._reads = {n: set(files[n][1]) & set(self.views) for n in self.views}
         self._text = {n: files[n][0] for n in self.views}
-        # deferred: materialise_all_to defines each view once the views it reads are files,
-        # so that DuckDB does not bind every view beneath it again (0.04-0.07 s a trace)
-        self._undefined = {n: files[n][0] for n in self.views} if defer_views else {}
+        # A view is defined when a query first names it (_define_named), with the views it reads:
+        # DuckDB binds a view, and every view beneath it again, when it is defined, and all of
+        # them took 0.5-0.7 s, a cost every open paid whether it ran one query or none. The
+        # pipeline's materialise_all_to defines each view once the views it reads are files.
+        # A database file gets every view now: it is read by other programs.
+        self._undefined = {} if self._persist else {n: files[n][0] for n in self.views}
         private = {n for n in self.views if n.startswith("_")} if self._persist else set()
         if private:  # a database file lists the public views only; the helpers sit in a schema apart
             self.con.execute(f"CREATE SCHEMA IF NOT EXISTS {sqlfiles.PRIVATE_SCHEMA}")
         for name in self.views:
             if name not in self._undefined:
                 self.con.execute(sqlfiles.private_in_schema(files[name][0], private))
+
+    def _define_named(self, query):
+        """Define the views `query` names (any word of it that is a view's name, in any case), each
+        after the views it reads. A query that lists the catalog gets every view."""
+        if not self._undefined:
+            return
+        words = set(_WORD.findall(query.lower()))
+        todo = list(self._undefined) if words & _CATALOG_WORDS else [n for n in self._undefined if n in words]
+        for name in todo:
+            self._define_with_reads(name)
+
+    def _define_with_reads(self, name):
+        text = self._undefined.get(name)
+        if text is None:
+            return
+        for read in sorted(self._reads[name]):
+            self._define_with_reads(read)
+        self.con.execute(text)
+        del self._undefined[name]
 
     def _register(self, name, table):
         if not self._persist:
@@ -137,6 +163,7 @@ class Engine:
 
     def _run(self, query):
         try:
+            self._define_named(query)
             return self.con.sql(query)
         except duckdb.Error as e:
             raise QueryError(self.origin, str(e)) from None
