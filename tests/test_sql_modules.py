@@ -4,6 +4,7 @@ circular dependency."""
 
 import re
 
+import duckdb
 import pytest
 from conftest import DATA_TRACE
 
@@ -112,6 +113,10 @@ def test_the_query_alone_gives_the_columns_of_the_view(trace, name):
     every file must split, and its query must answer with the view's columns."""
     setup, query = sqlfiles.split_view(FILES[name][0], name)
     assert "CREATE OR REPLACE VIEW" not in setup.upper()
+    # the engine runs the query as one statement and the setup only when it holds SQL
+    con = duckdb.connect()
+    assert len(con.extract_statements(query)) == 1
+    assert sqlfiles.has_statements(setup) == bool(con.extract_statements(setup))
     d = trace.sql(f"DESCRIBE SELECT * FROM {name}")
     q = trace.sql(f"DESCRIBE {query}")
     assert list(zip(q["column_name"], q["column_type"])) == list(zip(d["column_name"], d["column_type"]))

@@ -60,6 +60,11 @@ def split_view(text, name):
     return text[: m.start()], text[m.end() :].strip().rstrip(";")
 
 
+def has_statements(text):
+    """Whether `text` (a split_view setup) holds SQL besides blank and `--` comment lines."""
+    return any(line.strip() and not line.lstrip().startswith("--") for line in text.splitlines())
+
+
 def macros(directory=None):
     """The SQL text of every _macros.sql, to run before any view is defined."""
     root = Path(directory) if directory else sql_dir()
