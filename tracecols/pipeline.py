@@ -210,7 +210,11 @@ def ingest_to_dir(paths, out_dir, keep_secrets=False, timings=None, views=True, 
         memory.release()
         names = (
             _write_views(
-                tmp, clock, None if timings is None else timings.setdefault("view_seconds", {}), None if views is True else views
+                tmp,
+                clock,
+                None if timings is None else timings.setdefault("view_seconds", {}),
+                None if views is True else views,
+                split.cpu_count() if parts is None else parts,
             )
             if views
             else []
@@ -452,28 +456,33 @@ def write_slices(events_path, out_path, chunk_rows=SLICE_ROWS):
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-# Up to this many events, each view's result is computed whole before it is written: one
-# binding of its query instead of two takes 9-10 % off the views of real traces of 87k-216k
-# events; at 500k it is even, at 1M 5 % slower, with 50-70 MB more at the peak (the copy of
-# bigger results costs more than the binding saves).
+# Up to this many events (every real trace of the corpus), the views are small queries, most of
+# their time DuckDB's own per-query work: each result is computed whole before it is written
+# (one binding of its query instead of two) and they run one per core, each on one DuckDB
+# thread. On two cores, against two at a time with both threads each and streamed results,
+# the views stage of real traces of 87k-216k events is 15-25 % faster; at 500k events
+# (synthetic) it is even, at 1M 5 % slower with 50-70 MB more at the peak (the copy of bigger
+# results costs more than the binding saves).
 WHOLE_RESULTS_EVENTS = 1 << 18
 
 
-def _write_views(tmp, clock, view_seconds=None, only=None):
+def _write_views(tmp, clock, view_seconds=None, only=None, cores=1):
     # a file, not an Arrow table: the view threads' cursors do not see registered tables
     parquet.write_table(tmp / "device_specs.parquet", device_specs_table())
     events = _events_in(tmp / "events.parquet")
-    engine = Engine(parquet.table_files(tmp), origin=str(tmp), memory_limit=_views_memory(events), temp_dir=tmp / ".spill")
-    # two views at a time pay off on small traces only (docs/performance.md); on big ones
-    # they gain no time and add a second result's batches to the peak
-    tracker().stage("analyses", total_items=len(engine.views))
-    written = engine.materialise_all_to(
-        Path(tmp),
-        threads=2 if _small(events) else 1,
-        view_seconds=view_seconds,
-        only=only,
-        whole=events <= WHOLE_RESULTS_EVENTS,
+    whole = events <= WHOLE_RESULTS_EVENTS
+    engine = Engine(
+        parquet.table_files(tmp),
+        origin=str(tmp),
+        memory_limit=_views_memory(events),
+        temp_dir=tmp / ".spill",
+        threads=1 if whole else None,
     )
+    # up to 1M events two views at a time still pay (docs/performance.md); on bigger traces
+    # they gain no time, DuckDB keeps every core busy, and a second result adds to the peak
+    tracker().stage("analyses", total_items=len(engine.views))
+    workers = max(1, cores) if whole else 2 if _small(events) else 1
+    written = engine.materialise_all_to(Path(tmp), threads=workers, view_seconds=view_seconds, only=only, whole=whole)
     engine.con.close()
     shutil.rmtree(tmp / ".spill", ignore_errors=True)
     # private helpers were files only for the views that read them, all written now
