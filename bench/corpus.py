@@ -73,8 +73,9 @@ def measure(path, repeat=1):
     is the run's)."""
     sys.path.insert(0, str(HERE))
     from e2e import _E2E, _run
-    from ingest import _FLOOR
+    from ingest import _FLOOR, warm
 
+    warm(path)
     floor = e2e = None
     for _ in range(repeat):
         f = _run(_FLOOR, str(path))

@@ -3,7 +3,8 @@
 
 usage: bench/e2e.py TRACE
 
-Two fresh subprocesses, one after the other (each reports its own peak RSS):
+The file is read once first (into the page cache, as it is for every measurement after it),
+then fresh subprocesses, one after the other (each reports its own peak RSS):
   floor  for e in ijson.items(f, "traceEvents.item"): pass    (C backend, defaults)
   decode the same loop over tracecols' own event decoder (shown, not in the RESULT)
   e2e    the streaming ingest of `tracecols ingest`/`analyze`: read → events.parquet (encoded
@@ -63,8 +64,9 @@ def main():
     sys.path.insert(0, here)
     import tempfile
 
-    from ingest import _DECODE, _FLOOR  # the same floor as bench/ingest.py
+    from ingest import _DECODE, _FLOOR, warm  # the same floor as bench/ingest.py
 
+    warm(path)
     floor = _run(_FLOOR, path)
     decode = _run(_DECODE, path)
     with tempfile.TemporaryDirectory() as tmp:
