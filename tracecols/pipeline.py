@@ -478,8 +478,8 @@ def _write_views(tmp, clock, view_seconds=None, only=None, cores=1):
         temp_dir=tmp / ".spill",
         threads=1 if whole else None,
     )
-    # up to 1M events two views at a time still pay (docs/performance.md); on bigger traces
-    # they gain no time, DuckDB keeps every core busy, and a second result adds to the peak
+    # from there up to 1M events, two views at a time still pay (docs/performance.md); on bigger
+    # traces they gain no time, DuckDB keeps every core busy, and a second result adds to the peak
     tracker().stage("analyses", total_items=len(engine.views))
     workers = max(1, cores) if whole else 2 if _small(events) else 1
     written = engine.materialise_all_to(Path(tmp), threads=workers, view_seconds=view_seconds, only=only, whole=whole)

@@ -204,7 +204,9 @@ class Engine:
         split = sqlfiles.split_view(self._text[name], name)
         if split is None:
             raise sqlfiles.SqlModuleError(f"sql/ file {name} is not one view {name} to read over other tables")
-        query = split[1]
+        setup, query = split
+        if sqlfiles.has_statements(setup):  # its macros: the view itself may not be defined yet
+            self.con.execute(setup)
         temp = []
         try:
             for i, (n, t) in enumerate(tables.items()):
@@ -234,8 +236,8 @@ class Engine:
 
     def materialise_all_to(self, directory, threads=1, view_seconds=None, only=None, whole=False):
         """Like materialise(), for every view, through Parquet files: each result is streamed to
-        `directory`/<view>.parquet (never held whole in memory) and the view then reads that
-        file. Up to `threads` views run at a time, each once the views it reads are files.
+        `directory`/<view>.parquet (never held whole in memory, unless `whole`) and the view then
+        reads that file. Up to `threads` views run at a time, each once the views it reads are files.
 
         `whole`: each result is computed whole before it is written, which DuckDB does with one
         binding of the query where a streamed result takes two (the views one at a time over a
