@@ -29,7 +29,6 @@ Per window (a ProfilerStep, or the annotation asked for; the whole trace when it
 These are the rules of HTA's critical path analysis (docs/analyses.md says where they differ).
 """
 
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -168,10 +167,11 @@ def sync_events(ev):
 
 def _asof(left, left_on, right, right_on, by, strategy):
     """join_asof on `by`, the frames sorted by their keys here (so within every `by` group too,
-    which polars warns it cannot check)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        return left.sort(left_on).join_asof(right.sort(right_on), left_on=left_on, right_on=right_on, by=by, strategy=strategy)
+    which polars cannot check and would warn about; a filter of warnings would not hold in the
+    threads a lake's Dask workers run in)."""
+    return left.sort(left_on).join_asof(
+        right.sort(right_on), left_on=left_on, right_on=right_on, by=by, strategy=strategy, check_sortedness=False
+    )
 
 
 def _windows(sl, pattern, rel):
