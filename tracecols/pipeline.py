@@ -476,7 +476,7 @@ def _write_views(tmp, clock, view_seconds=None, only=None, cores=1):
         origin=str(tmp),
         memory_limit=_views_memory(events),
         temp_dir=tmp / ".spill",
-        threads=1 if whole else None,
+        query_threads=1 if whole else None,
     )
     # from there up to 1M events, two views at a time still pay (docs/performance.md); on bigger
     # traces they gain no time, DuckDB keeps every core busy, and a second result adds to the peak

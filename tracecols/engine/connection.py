@@ -48,7 +48,7 @@ class Engine:
         origin="<trace>",
         memory_limit=None,
         temp_dir=None,
-        threads=None,
+        query_threads=None,
         redact=False,
         clean=False,
         fs=None,
@@ -64,8 +64,8 @@ class Engine:
             config["memory_limit"] = memory_limit
         if temp_dir:
             config["temp_directory"] = str(temp_dir)
-        if threads:  # DuckDB's threads for each query (default: one per core)
-            config["threads"] = threads
+        if query_threads:  # DuckDB's threads for each query (default: one per core)
+            config["threads"] = query_threads
         self.con = duckdb.connect(str(database) if database else ":memory:", config=config)
         self.con.execute("SET enable_progress_bar = false")  # drawn on stdout, where results go
         if fs is not None:
