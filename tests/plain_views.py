@@ -132,6 +132,246 @@ FROM paths p JOIN nodes n USING (trace_id, node)
 GROUP BY p.trace_id, p.stack
 ORDER BY p.trace_id, p.stack
 """,
+    # one branch per model, each scanning the ops and their argument lists again
+    "op_perf": r"""
+WITH ops AS MATERIALIZED (  -- the ops with a model (which, by name) or a flops argument: only
+                           -- these are carried, with their argument lists, into every model
+    SELECT * FROM (
+        SELECT s.trace_id, s.rank, s.uid, s.name, s.pid, s.tid, s.ts_ns, s.pre, s.subtree_end,
+               e.input_dims AS d, e.input_types AS ty, e.concrete_inputs AS ci,
+               e.flops AS prof_flops, e.kernel_flop, e.kernel_num_gb,
+               CASE WHEN s.name IN ('aten::mm', 'aten::addmm', 'aten::addmm_', 'aten::_addmm_activation',
+                                    'aten::bmm', 'aten::baddbmm', 'aten::baddbmm_', 'aten::matmul',
+                                    'aten::linear', 'aten::_scaled_mm', 'aten::_int_mm') THEN 'gemm'
+                    WHEN s.name IN ('aten::convolution', 'aten::conv1d', 'aten::conv2d', 'aten::conv3d',
+                                    'aten::conv_transpose1d', 'aten::conv_transpose2d',
+                                    'aten::conv_transpose3d') THEN 'conv'
+                    WHEN s.name = 'aten::convolution_backward' THEN 'conv_bwd'
+                    WHEN s.name IN ('aten::scaled_dot_product_attention',
+                                    'aten::_scaled_dot_product_flash_attention',
+                                    'aten::_scaled_dot_product_flash_attention_for_cpu',
+                                    'aten::_scaled_dot_product_efficient_attention',
+                                    'aten::_scaled_dot_product_cudnn_attention',
+                                    'aten::_flash_attention_forward', 'aten::_efficient_attention_forward',
+                                    'aten::_scaled_dot_product_flash_attention_backward',
+                                    'aten::_scaled_dot_product_flash_attention_for_cpu_backward',
+                                    'aten::_scaled_dot_product_efficient_attention_backward',
+                                    'aten::_scaled_dot_product_cudnn_attention_backward',
+                                    'aten::_flash_attention_backward',
+                                    'aten::_efficient_attention_backward') THEN 'sdpa'
+                    WHEN c.category IN ('elementwise', 'NORM_fwd', 'NORM_bwd') THEN 'bytes' END AS model,
+               c.category AS tl_cat
+        FROM slices s
+        JOIN events e ON e.trace_id = s.trace_id AND e.uid = s.uid
+        LEFT JOIN _tracelens_op_category c ON c.name = s.name
+        WHERE s.cat = 'cpu_op'
+          AND (e.input_dims IS NOT NULL OR e.flops IS NOT NULL OR e.kernel_flop IS NOT NULL
+               OR e.kernel_num_gb IS NOT NULL))
+    WHERE model IS NOT NULL OR prof_flops IS NOT NULL OR kernel_flop IS NOT NULL OR kernel_num_gb IS NOT NULL
+),
+gemm_in AS (  -- A, B operands, bias, and the element sizes
+    SELECT *,
+        CASE WHEN name IN ('aten::addmm', 'aten::addmm_', 'aten::_addmm_activation', 'aten::baddbmm',
+                           'aten::baddbmm_') THEN d[2] ELSE d[1] END AS a,
+        CASE WHEN name IN ('aten::addmm', 'aten::addmm_', 'aten::_addmm_activation', 'aten::baddbmm',
+                           'aten::baddbmm_') THEN d[3] ELSE d[2] END AS bm,
+        CASE WHEN name IN ('aten::addmm', 'aten::addmm_', 'aten::_addmm_activation', 'aten::baddbmm',
+                           'aten::baddbmm_') THEN d[1]
+             WHEN name = 'aten::linear' AND len(d) >= 3 AND len(d[3]) > 0 THEN d[3]
+             WHEN name = 'aten::_scaled_mm' AND len(d) >= 5 AND len(d[5]) > 0 THEN d[5] END AS bias,
+        CASE WHEN name IN ('aten::addmm', 'aten::addmm_', 'aten::_addmm_activation', 'aten::baddbmm',
+                           'aten::baddbmm_') THEN ty[2] ELSE ty[1] END AS ta
+    FROM ops WHERE model = 'gemm'
+),
+gemm AS (
+    SELECT *, CASE WHEN gb IS NULL THEN NULL
+                   WHEN name IN ('aten::baddbmm', 'aten::baddbmm_') THEN gb * gm * gn
+                   WHEN bias IS NOT NULL THEN gm * gn END AS bias_flops
+    FROM (
+        SELECT *,
+            CASE WHEN name = 'aten::linear' THEN _tc_numel(a[:-2])
+                 WHEN len(a) >= 2 THEN a[-2] ELSE 1 END AS gm,
+            a[-1] AS gk,
+            CASE WHEN name = 'aten::linear' THEN bm[1] WHEN len(bm) >= 2 THEN bm[-1] ELSE 1 END AS gn,
+            CASE WHEN name IN ('aten::bmm', 'aten::baddbmm', 'aten::baddbmm_') THEN a[1]
+                 WHEN name = 'aten::matmul' THEN greatest(_tc_numel(a[:-3]), _tc_numel(bm[:-3]))
+                 ELSE 1 END AS gb
+        FROM gemm_in WHERE len(a) >= 1 AND len(bm) >= 1
+    )
+),
+gemm_m AS (
+    SELECT trace_id, uid, 'gemm' AS category, ta AS dtype, gm, gn, gk, gb, NULL::BOOLEAN AS causal,
+           2.0 * gb * gm * gn * gk + coalesce(bias_flops, 0) AS flops,
+           (gb * gm * gk) * _tc_dtype_bytes(ta)
+           + (gb * gk * gn) * _tc_dtype_bytes(coalesce(ty[CASE WHEN len(d) >= 3 AND bias IS NOT NULL
+                                                              AND name != 'aten::linear' THEN 3 ELSE 2 END], ta))
+           + (gb * gm * gn) * CASE WHEN _tc_dtype_bytes(ta) = 1 THEN 2 ELSE _tc_dtype_bytes(ta) END
+           + CASE WHEN bias IS NULL THEN 0 ELSE _tc_numel(bias) * _tc_dtype_bytes(ta) END AS bytes
+    FROM gemm
+),
+conv_in AS (
+    SELECT *, d[1] AS x, d[2] AS w,
+        CASE WHEN name IN ('aten::convolution', 'aten::conv1d', 'aten::conv2d', 'aten::conv3d')
+                  OR name LIKE 'aten::conv_transpose%' THEN _tc_ints(ci[4]) END AS st,
+        CASE WHEN name IN ('aten::convolution', 'aten::conv1d', 'aten::conv2d', 'aten::conv3d')
+                  OR name LIKE 'aten::conv_transpose%' THEN _tc_ints(ci[5]) END AS pd,
+        CASE WHEN name IN ('aten::convolution') THEN _tc_ints(ci[6])
+             WHEN name IN ('aten::conv1d', 'aten::conv2d', 'aten::conv3d') THEN _tc_ints(ci[6])
+             WHEN name LIKE 'aten::conv_transpose%' THEN _tc_ints(ci[8]) END AS dl,
+        CASE WHEN name = 'aten::convolution' THEN _tc_true(ci[7])
+             WHEN name LIKE 'aten::conv_transpose%' THEN true
+             WHEN name = 'aten::convolution_backward' THEN _tc_true(ci[8])
+             ELSE false END AS transposed,
+        CASE WHEN name = 'aten::convolution' THEN _tc_ints(ci[8])
+             WHEN name LIKE 'aten::conv_transpose%' THEN _tc_ints(ci[6]) END AS opd,
+        CASE WHEN name = 'aten::convolution' THEN TRY_CAST(ci[9] AS BIGINT)
+             WHEN name IN ('aten::conv1d', 'aten::conv2d', 'aten::conv3d') THEN TRY_CAST(ci[7] AS BIGINT)
+             WHEN name LIKE 'aten::conv_transpose%' THEN TRY_CAST(ci[7] AS BIGINT)
+             WHEN name = 'aten::convolution_backward' THEN TRY_CAST(ci[10] AS BIGINT) END AS groups
+    FROM ops WHERE model = 'conv'
+),
+conv_out AS (  -- output spatial sizes
+    SELECT *, CASE WHEN transposed THEN
+                list_transform(range(1, len(x) - 1), lambda i:
+                    (x[i + 2] - 1) * _tc_at(st, i) - 2 * _tc_at(pd, i) + _tc_at(dl, i) * (w[i + 2] - 1)
+                    + coalesce(_tc_at(opd, i), 0) + 1)
+              ELSE
+                list_transform(range(1, len(x) - 1), lambda i:
+                    (x[i + 2] + 2 * _tc_at(pd, i) - _tc_at(dl, i) * (w[i + 2] - 1) - 1) // _tc_at(st, i) + 1)
+              END AS osp
+    FROM conv_in WHERE len(x) >= 3 AND len(w) = len(x)
+),
+conv_m AS (
+    SELECT trace_id, uid, 'conv_fwd' AS category, ty[1] AS dtype,
+           NULL::BIGINT AS gm, NULL::BIGINT AS gn, NULL::BIGINT AS gk, NULL::BIGINT AS gb, NULL::BOOLEAN AS causal,
+           2.0 * x[1] * (CASE WHEN transposed THEN _tc_numel(x[3:]) ELSE _tc_numel(osp) END) * _tc_numel(w) AS flops,
+           (_tc_numel(x) + _tc_numel(w)
+            + x[1] * (CASE WHEN transposed THEN w[2] * coalesce(groups, 1) ELSE w[1] END) * _tc_numel(osp)
+           )::DOUBLE * _tc_dtype_bytes(ty[1]) AS bytes
+    FROM conv_out
+    UNION ALL
+    SELECT trace_id, uid, 'conv_bwd', ty[1], NULL, NULL, NULL, NULL, NULL,
+           -- grad_output d[1] = [N, Cout, out...], input d[2], weight d[3]; grad input + grad weight
+           2.0 * 2.0 * d[2][1] * (CASE WHEN _tc_true(ci[8]) THEN _tc_numel(d[2][3:]) ELSE _tc_numel(d[1][3:]) END)
+               * _tc_numel(d[3]),
+           (2 * _tc_numel(d[1]) + 2 * _tc_numel(d[2]) + 2 * _tc_numel(d[3]))::DOUBLE * _tc_dtype_bytes(ty[1])
+    FROM ops WHERE model = 'conv_bwd' AND len(d) >= 3 AND len(d[1]) >= 3
+),
+sdpa_in AS (
+    SELECT *,
+        name LIKE '%backward' AS bwd,
+        name IN ('aten::_flash_attention_forward', 'aten::_efficient_attention_forward',
+                 'aten::_flash_attention_backward', 'aten::_efficient_attention_backward') AS bnhd,
+        CASE WHEN name LIKE '%backward' THEN 1 ELSE 0 END AS o,
+        CASE name
+            WHEN 'aten::scaled_dot_product_attention' THEN _tc_true(ci[6])
+            WHEN 'aten::_scaled_dot_product_flash_attention' THEN _tc_true(ci[5])
+            WHEN 'aten::_scaled_dot_product_flash_attention_for_cpu' THEN _tc_true(ci[5])
+            WHEN 'aten::_scaled_dot_product_efficient_attention' THEN _tc_true(ci[7])
+            WHEN 'aten::_scaled_dot_product_cudnn_attention' THEN _tc_true(ci[7])
+            WHEN 'aten::_flash_attention_forward' THEN _tc_true(ci[9])
+            WHEN 'aten::_efficient_attention_forward' THEN coalesce(ci[10], '0') NOT IN ('0', '')
+            WHEN 'aten::_scaled_dot_product_flash_attention_backward' THEN _tc_true(ci[12])
+            WHEN 'aten::_scaled_dot_product_flash_attention_for_cpu_backward' THEN _tc_true(ci[12])
+            WHEN 'aten::_scaled_dot_product_efficient_attention_backward' THEN _tc_true(ci[12])
+            WHEN 'aten::_scaled_dot_product_cudnn_attention_backward' THEN _tc_true(ci[15])
+            WHEN 'aten::_flash_attention_backward' THEN _tc_true(ci[12])
+            WHEN 'aten::_efficient_attention_backward' THEN coalesce(ci[15], '0') NOT IN ('0', '')
+        END AS causal
+    FROM ops WHERE model = 'sdpa'
+),
+sdpa_dims AS (  -- q, k, v as [B, H, N, d]
+    SELECT *, CASE WHEN bnhd THEN [q0[1], q0[3], q0[2], q0[4]] ELSE q0 END AS q,
+              CASE WHEN bnhd THEN [k0[1], k0[3], k0[2], k0[4]] ELSE k0 END AS k,
+              CASE WHEN bnhd THEN [v0[1], v0[3], v0[2], v0[4]] ELSE v0 END AS v
+    FROM (SELECT *, d[o + 1] AS q0, d[o + 2] AS k0, d[o + 3] AS v0 FROM sdpa_in)
+    WHERE len(q0) = 4 AND len(k0) = 4 AND len(v0) = 4
+),
+sdpa_m AS (
+    SELECT trace_id, uid, CASE WHEN bwd THEN 'sdpa_bwd' ELSE 'sdpa_fwd' END AS category, ty[o + 1] AS dtype,
+           NULL::BIGINT, NULL::BIGINT, NULL::BIGINT, NULL::BIGINT, causal,
+           2.0 * q[1] * q[2] * q[3] * k[3] * (q[4] + v[4]) * (CASE WHEN causal THEN 0.5 ELSE 1 END)
+               * (CASE WHEN bwd THEN 2.5 ELSE 1 END) AS flops,
+           (CASE WHEN bwd THEN 2 ELSE 1 END) * (_tc_numel(q) + _tc_numel(k) + _tc_numel(v)
+               + (CASE WHEN bwd THEN 2 ELSE 1 END) * q[1] * q[2] * q[3] * v[4])::DOUBLE
+               * _tc_dtype_bytes(ty[o + 1]) AS bytes
+    FROM sdpa_dims
+),
+bytes_m AS (  -- elementwise and norms: bytes only
+    SELECT trace_id, uid, CASE WHEN tl_cat = 'elementwise' THEN 'elementwise' ELSE 'norm' END, dtype,
+           NULL::BIGINT, NULL::BIGINT, NULL::BIGINT, NULL::BIGINT, NULL::BOOLEAN, NULL::DOUBLE,
+           (list_sum(tb) + list_max(tb))::DOUBLE
+    FROM (SELECT *, list_transform(range(1, len(d) + 1), lambda i: _tc_numel(d[i]) * _tc_dtype_bytes(ty[i])) AS tb,
+                 list_filter(ty, lambda t: _tc_dtype_bytes(t) IS NOT NULL)[1] AS dtype
+          FROM ops WHERE model = 'bytes' AND len(d) = len(ty))
+),
+shape_m AS (
+    SELECT *, 'shape' AS flops_source FROM gemm_m
+    UNION ALL SELECT *, 'shape' FROM conv_m
+    UNION ALL SELECT *, 'shape' FROM sdpa_m
+    UNION ALL SELECT *, 'shape' FROM bytes_m
+),
+other_m AS (  -- ops with no shape model but a flops / kernel_flop / kernel_num_gb arg
+    SELECT o.trace_id, o.uid,
+           CASE WHEN o.prof_flops IS NOT NULL THEN 'profiler' ELSE 'inductor' END,
+           o.ty[1], NULL::BIGINT, NULL::BIGINT, NULL::BIGINT, NULL::BIGINT, NULL::BOOLEAN,
+           coalesce(o.prof_flops, o.kernel_flop)::DOUBLE,
+           CASE WHEN o.kernel_num_gb IS NOT NULL THEN o.kernel_num_gb::DOUBLE * 1e9 END,
+           CASE WHEN o.prof_flops IS NOT NULL THEN 'with_flops' ELSE 'inductor' END
+    FROM ops o ANTI JOIN shape_m s ON s.trace_id = o.trace_id AND s.uid = o.uid
+    WHERE o.prof_flops IS NOT NULL OR o.kernel_flop IS NOT NULL OR o.kernel_num_gb IS NOT NULL
+),
+m AS (
+    SELECT * FROM shape_m UNION ALL SELECT * FROM other_m
+),
+mo AS MATERIALIZED (SELECT m.*, o.name, o.pid, o.tid, o.ts_ns, o.rank, o.pre, o.subtree_end, o.d
+                    FROM m JOIN ops o USING (trace_id, uid)),
+nested AS (  -- modelled ops with another modelled op beneath them: in pre-order, the next
+             -- modelled op after one lies inside its subtree exactly when it has such a descendant
+    SELECT trace_id, uid FROM (
+        SELECT trace_id, uid, subtree_end, lead(pre) OVER (PARTITION BY trace_id ORDER BY pre) AS next_pre
+        FROM (SELECT DISTINCT trace_id, uid, pre, subtree_end FROM mo))
+    WHERE next_pre <= subtree_end
+),
+sub AS (  -- device events launched in each modelled op's subtree (the op is on the kernel's op_path)
+    SELECT k.trace_id, p.uid, k.device, k.ts_ns, k.end_ns
+    FROM (SELECT trace_id, device, ts_ns, end_ns, unnest(op_path) AS ouid FROM kernels) k
+    JOIN (SELECT DISTINCT trace_id, uid FROM mo) p ON p.trace_id = k.trace_id AND p.uid = k.ouid
+),
+busy AS (
+    SELECT trace_id, uid, min(device) AS device, count(*) AS kernels, sum(c)::BIGINT AS gpu_ns
+    FROM (SELECT *, _tc_covered(ts_ns, end_ns, max(end_ns) OVER (
+                      PARTITION BY trace_id, uid ORDER BY ts_ns, end_ns
+                      ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)) AS c
+          FROM sub)
+    GROUP BY trace_id, uid
+),
+r AS (
+    SELECT mo.trace_id, mo.rank, b.device, mo.uid, mo.name, mo.pid, mo.tid, mo.ts_ns, mo.category,
+           mo.flops_source, n.uid IS NULL AS innermost,
+           CAST(mo.d AS VARCHAR) AS shapes, mo.dtype, _tc_precision(mo.dtype) AS precision,
+           mo.gm AS gemm_m, mo.gn AS gemm_n, mo.gk AS gemm_k, mo.gb AS gemm_b, mo.causal,
+           mo.flops, mo.bytes, mo.flops / nullif(mo.bytes, 0) AS arithmetic_intensity,
+           coalesce(b.kernels, 0) AS kernels, coalesce(b.gpu_ns, 0) AS gpu_ns,
+           mo.flops / nullif(b.gpu_ns, 0) / 1e3 AS achieved_tflops_per_s,
+           mo.bytes / nullif(b.gpu_ns, 0) / 1e3 AS achieved_tb_per_s,
+           dev.model AS device_model, CASE WHEN dev.model IS NOT NULL THEN dev.name_source END AS device_model_source,
+           sp.dense_tflops_per_s AS peak_tflops_per_s, sp.mem_tb_per_s AS peak_tb_per_s
+    FROM mo
+    LEFT JOIN nested n ON n.trace_id = mo.trace_id AND n.uid = mo.uid
+    LEFT JOIN busy b ON b.trace_id = mo.trace_id AND b.uid = mo.uid
+    LEFT JOIN _device_models dev ON dev.trace_id = mo.trace_id AND dev.device = b.device
+    LEFT JOIN device_specs sp ON sp.model = dev.model AND sp.dtype = _tc_precision(mo.dtype)
+)
+SELECT *,
+       100.0 * achieved_tflops_per_s / peak_tflops_per_s AS flops_pct_of_peak,
+       100.0 * achieved_tb_per_s / peak_tb_per_s AS bandwidth_pct_of_peak,
+       CASE WHEN arithmetic_intensity IS NULL OR peak_tflops_per_s IS NULL THEN NULL
+            WHEN arithmetic_intensity >= peak_tflops_per_s / peak_tb_per_s THEN 'compute' ELSE 'memory' END
+           AS roofline_bound,
+       100.0 * achieved_tflops_per_s / least(peak_tflops_per_s, arithmetic_intensity * peak_tb_per_s) AS roofline_pct
+FROM r
+""",
 }
 
 
