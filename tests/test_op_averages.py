@@ -326,3 +326,34 @@ def test_tracelens_ops_unique_args_matches_inference_csv(case):
     for k, (n, direct, subtree) in want.items():
         assert got[k][0] == n, k[0]
         assert _close(direct, got[k][1], n) and _close(subtree, got[k][2], n), (k[0], want[k], got[k])
+
+
+# (Input Dims, Input type) as the column holds them; TraceLens prints them as Python does
+ARG_TEXT = [
+    ([[512], [141, 512]], ["c10::BFloat16", ""]),
+    ([], []),
+    ([[]], ["float"]),
+    ([[512]], ["Scalar"]),
+    ([[-1, 2], [], [3]], ["a", "b", "c"]),
+    ([[1, None], None, [None]], ["x", None]),
+    ([None], [None]),
+    ([[None]], [""]),
+    ([[7], [8]], ["int", "int"]),
+]
+
+
+@pytest.mark.parametrize("dims, types", ARG_TEXT, ids=str)
+def test_tracelens_argument_text_is_what_python_prints(dims, types):
+    import duckdb
+
+    from tracecols.engine import sqlfiles
+
+    con = duckdb.connect()
+    setup, _ = sqlfiles.split_view(sqlfiles.load_all()["_tracelens_thread_names"][0], "_tracelens_thread_names")
+    con.execute(setup)
+    got = con.execute(
+        "SELECT _tc_tl_arg_dims(d, a, 'Input Dims'), _tc_tl_arg_strs(t) "
+        "FROM (SELECT ?::BIGINT[][] AS d, ?::VARCHAR[] AS t, NULL::VARCHAR AS a)",
+        [dims, types],
+    ).fetchall()[0]
+    assert got == (str(tuple(None if d is None else tuple(d) for d in dims)), str(tuple(types)))

@@ -10,11 +10,10 @@
 -- Macros: _tc_tl_arg_dims(list_col, args, key) writes a list of int lists (Input Dims, Input
 -- Strides) as TraceLens prints it, ((512,), (141, 512)): from DuckDB's text of the list, its
 -- brackets made parentheses and a comma put after a lone item (a list walked item by item
--- through JSON took 2.5x as long); a TensorList argument, which the promoted column cannot hold,
--- and a list with a null in it go through JSON: the TensorList read from the event's args under
--- `key` and written as a tuple of tuples, a null item left out. _tc_tl_arg_strs(list_col)
--- writes a list of strings (Input type, Concrete Inputs) as ('c10::BFloat16', ''), a null item
--- left out. A null list stays null.
+-- through JSON took 2.5x as long); a TensorList argument, which the promoted column cannot
+-- hold, is read from the event's args under `key` and written as a tuple of tuples.
+-- _tc_tl_arg_strs(list_col) writes a list of strings (Input type, Concrete Inputs) as
+-- ('c10::BFloat16', ''). A null item is written None, as Python writes it; a null list stays null.
 -- Columns (one row per (trace, pid, tid, metadata name)):
 --   trace_id  INTEGER  trace
 --   pid, tid  BIGINT   host process and thread of the metadata event
@@ -30,14 +29,16 @@ CREATE OR REPLACE MACRO _tc_py_dims(j) AS  -- a JSON list of int lists, or of Te
              THEN _tc_py_tuple(list_transform(json_extract(x, '$[*]'), lambda y: _tc_py_ints(y::BIGINT[])))
              ELSE _tc_py_ints(x::BIGINT[]) END));
 CREATE OR REPLACE MACRO _tc_py_int_lists(s) AS  -- DuckDB's text of an int list list, in Python's tuple form
-    regexp_replace(replace(replace(s, '[', '('), ']', ')'), '\((-?\d+)\)', '(\1,)', 'g');
+    -- (a lone item inside: any but the outer tuple, which alone has no character before it)
+    regexp_replace(replace(replace(replace(s, 'NULL', 'None'), '[', '('), ']', ')'),
+                   '(.)\((-?\d+|None)\)', '\1(\2,)', 'g');
 CREATE OR REPLACE MACRO _tc_tl_arg_dims(l, args, key) AS
-    CASE WHEN l IS NULL OR contains(CAST(l AS VARCHAR), 'NULL')
-             THEN _tc_py_dims(coalesce(to_json(l), json_extract(args, '$."' || key || '"')))
+    CASE WHEN l IS NULL THEN _tc_py_dims(json_extract(args, '$."' || key || '"'))
          WHEN len(l) = 1 THEN left(_tc_py_int_lists(CAST(l AS VARCHAR)), -1) || ',)'
          ELSE _tc_py_int_lists(CAST(l AS VARCHAR)) END;
 CREATE OR REPLACE MACRO _tc_tl_arg_strs(l) AS
-    CASE WHEN list_position(l, NULL) IS NOT NULL THEN _tc_py_tuple(list_transform(l, lambda t: '''' || t || ''''))
+    CASE WHEN list_position(l, NULL) IS NOT NULL
+             THEN _tc_py_tuple(list_transform(l, lambda t: coalesce('''' || t || '''', 'None')))
          WHEN len(l) = 0 THEN '()'
          ELSE '(''' || array_to_string(l, ''', ''') || CASE WHEN len(l) = 1 THEN ''',)' ELSE ''')' END END;
 CREATE OR REPLACE VIEW _tracelens_thread_names AS
