@@ -2,11 +2,11 @@
 
 import json
 import random
+import re
 
 import pytest
 
 import tracecols
-from tracecols.model.fx import marker
 
 FILE = "/tmp/torchinductor_u/ab/cabcdef.py"
 
@@ -37,6 +37,15 @@ def hand_trace():
         X("triton_kernel", 440, 20, cat="kernel", pid=0, tid=7, correlation=2, device=0, stream=7),
     ]
     return ev
+
+
+def marker(name):
+    """('file', path) or ('node', n) or None: what an event name marks, for the reference."""
+    m = re.fullmatch(r"## (.+\.py) ##", name or "")
+    if m:
+        return "file", m.group(1)
+    m = re.fullmatch(r"## (\d+) ##", name or "")
+    return ("node", int(m.group(1))) if m else None
 
 
 def reference(ev):

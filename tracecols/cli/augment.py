@@ -11,8 +11,6 @@ from ..store.augment import write_augmented
 from ..trace import open as open_trace
 from . import flags
 
-ARGS = ("kernel_flop", "kernel_num_gb")
-
 
 def _gb(nbytes):
     return Decimal(int(round(nbytes))).scaleb(-9)  # GB with byte resolution, exact decimal text

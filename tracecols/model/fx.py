@@ -11,8 +11,6 @@ number (`fx_node`); a marker counts as inside itself. "Inside" is the host tree'
 (docs/tree.md), computed by pointer doubling over the parent links, so no per-event loop.
 """
 
-import re
-
 import numpy as np
 import polars as pl
 import pyarrow as pa
@@ -21,21 +19,10 @@ from .tree import lazy_events, nearest
 
 FILE_MARK = r"^## (.+\.py) ##$"
 NODE_MARK = r"^## (\d+) ##$"
-_FILE = re.compile(FILE_MARK)
-_NODE = re.compile(NODE_MARK)
 
 FX_SCHEMA = pa.schema(
     [("trace_id", pa.int32()), ("uid", pa.int64()), ("kind", pa.string()), ("fx_file", pa.string()), ("fx_node", pa.int64())]
 )
-
-
-def marker(name):
-    """('file', path) or ('node', n) or None for one event name."""
-    m = _FILE.match(name or "")
-    if m:
-        return "file", m.group(1)
-    m = _NODE.match(name or "")
-    return ("node", int(m.group(1))) if m else None
 
 
 def fx_marks(slices, kernels=None):
