@@ -408,3 +408,25 @@ def test_analyze_command(tmp_path):
     t.open(tmp_path)
     r = subprocess.run([exe, "analyze", str(tmp_path / "t.json")], capture_output=True, text=True)
     assert r.returncode == 0 and r.stderr.count("Imaginary Accelerator 9000") == 1
+
+
+def test_kernel_perf_gives_each_kernel_to_its_innermost_modelled_op(tmp_path):
+    """aten::linear over aten::addmm: both modelled, only addmm innermost. The GEMM launched in
+    addmm gets addmm's FLOPs, split with the memset launched there by duration; the copy
+    launched in linear outside addmm has no innermost modelled op above it and is not listed."""
+    t = T()
+    bf16 = ["c10::BFloat16"] * 3
+    t.op("aten::linear", 0, 30, [[32, 128], [64, 128], [64]], bf16)
+    t.op("aten::addmm", 2, 10, [[64], [32, 128], [128, 64], [], []], bf16 + ["Scalar"] * 2)
+    t.kernel("memset", 40, 1, launch_ts=3)
+    t.kernel("gemm", 45, 3, launch_ts=5)
+    t.kernel("copy", 50, 2, launch_ts=20)
+    tr = t.open(tmp_path)
+    inner = dict(tr.sql("select name, innermost from op_perf").rows())
+    assert inner == {"aten::linear": False, "aten::addmm": True}
+    rows = {r["name"]: r for r in tr.sql("select * from kernel_perf").to_dicts()}
+    assert set(rows) == {"memset", "gemm"}
+    flops = 2 * 32 * 64 * 128 + 32 * 64  # addmm's, bias included
+    assert {r["op_name"] for r in rows.values()} == {"aten::addmm"}
+    assert rows["gemm"]["share"] == pytest.approx(3 / 4) and rows["memset"]["share"] == pytest.approx(1 / 4)
+    assert rows["gemm"]["kernel_flop"] + rows["memset"]["kernel_flop"] == pytest.approx(flops)
