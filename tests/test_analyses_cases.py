@@ -430,3 +430,46 @@ def test_kernel_perf_gives_each_kernel_to_its_innermost_modelled_op(tmp_path):
     assert {r["op_name"] for r in rows.values()} == {"aten::addmm"}
     assert rows["gemm"]["share"] == pytest.approx(3 / 4) and rows["memset"]["share"] == pytest.approx(1 / 4)
     assert rows["gemm"]["kernel_flop"] + rows["memset"]["kernel_flop"] == pytest.approx(flops)
+
+
+def test_tracelens_link_where_two_launch_calls_share_a_correlation(tmp_path):
+    """Two launch calls with correlation 5 (threads 1 and 2), each with its flow start, and one
+    kernel: kernels links it to the first launch call, TraceLens to the last one in file order,
+    whose op (aten::second) its views then name."""
+    ev = []
+    for tid, ts, op in ((1, 0, "aten::first"), (2, 20, "aten::second")):
+        ev += [
+            {"ph": "X", "cat": "cpu_op", "name": op, "pid": 1, "tid": tid, "ts": ts, "dur": 10, "args": {}},
+            {
+                "ph": "X",
+                "cat": "cuda_runtime",
+                "name": "cudaLaunchKernel",
+                "pid": 1,
+                "tid": tid,
+                "ts": ts + 1,
+                "dur": 0.5,
+                "args": {"correlation": 5},
+            },
+            {"ph": "s", "cat": "ac2g", "name": "ac2g", "id": 5, "pid": 1, "tid": tid, "ts": ts + 1},
+        ]
+    ev += [
+        {
+            "ph": "X",
+            "cat": "kernel",
+            "name": "k",
+            "pid": 0,
+            "tid": 7,
+            "ts": 40,
+            "dur": 5,
+            "args": {"device": 0, "stream": 7, "correlation": 5},
+        },
+        {"ph": "f", "cat": "ac2g", "name": "ac2g", "id": 5, "pid": 0, "tid": 7, "ts": 40, "bp": "e"},
+    ]
+    p = tmp_path / "t.json"
+    p.write_text(json.dumps({"traceEvents": ev}))
+    t = tracecols.open(p)
+    q = "select s.tid, o.name from {} k join slices s on s.uid = k.launch_uid join slices o on o.uid = k.op_uid"
+    assert t.sql(q.format("kernels")).rows() == [(1, "aten::first")]
+    assert t.sql(q.format("_tracelens_gpu_events")).rows() == [(2, "aten::second")]
+    ks = t.sql('select "Parent cpu_op" from tracelens_kernel_summary').rows()
+    assert ks == [("aten::second",)]

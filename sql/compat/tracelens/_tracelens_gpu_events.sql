@@ -84,19 +84,28 @@ link AS (
     FROM (SELECT * FROM via_flow UNION ALL SELECT * FROM via_graph)
     GROUP BY trace_id, uid
 ),
-by_launch AS (  -- the launcher and op path of a launch call, from any device event it launched
-    SELECT trace_id, launch_uid, any_value(launcher_uid) AS launcher_uid, any_value(op_path) AS op_path
-    FROM kernels WHERE launch_uid IS NOT NULL
-    GROUP BY trace_id, launch_uid
+kl AS (  -- each device event with TraceLens's launch call
+    SELECT k.*, ln.launch_uid AS tl_launch_uid
+    FROM kernels k LEFT JOIN link ln ON ln.trace_id = k.trace_id AND ln.uid = k.uid
+),
+other AS (  -- the launch calls TraceLens finds where kernels has another (or none): rare
+    SELECT DISTINCT trace_id, tl_launch_uid AS launch_uid FROM kl
+    WHERE tl_launch_uid IS NOT NULL AND tl_launch_uid IS DISTINCT FROM launch_uid
+),
+by_launch AS (  -- the op, launcher and op path of those launch calls, from any device event each launched
+    SELECT o.trace_id, o.launch_uid, any_value(ls.op_uid) AS op_uid,
+           any_value(k.launcher_uid) AS launcher_uid, any_value(k.op_path) AS op_path
+    FROM other o
+    LEFT JOIN slices ls ON ls.trace_id = o.trace_id AND ls.uid = o.launch_uid
+    LEFT JOIN kernels k ON k.trace_id = o.trace_id AND k.launch_uid = o.launch_uid
+    GROUP BY o.trace_id, o.launch_uid
 )
 SELECT k.trace_id, k.uid, k.cat, k.name, k.device, k.stream, k.correlation, k.kernel_class,
        k.ts_ns, greatest(k.dur_raw_ns, 0) AS dur_ns, k.ts_ns + greatest(k.dur_raw_ns, 0) AS end_ns, k.dur_raw_ns,
-       ln.launch_uid,
+       k.tl_launch_uid AS launch_uid,
        -- the same launch call as kernels: that row's own attribution; else the launch call's
-       CASE WHEN ln.launch_uid = k.launch_uid THEN k.op_uid ELSE ls.op_uid END AS op_uid,
-       CASE WHEN ln.launch_uid = k.launch_uid THEN k.launcher_uid ELSE b.launcher_uid END AS launcher_uid,
-       CASE WHEN ln.launch_uid = k.launch_uid THEN k.op_path ELSE b.op_path END AS op_path
-FROM kernels k
-LEFT JOIN link ln ON ln.trace_id = k.trace_id AND ln.uid = k.uid
-LEFT JOIN slices ls ON ls.trace_id = k.trace_id AND ls.uid = ln.launch_uid
-LEFT JOIN by_launch b ON b.trace_id = k.trace_id AND b.launch_uid = ln.launch_uid;
+       CASE WHEN k.tl_launch_uid = k.launch_uid THEN k.op_uid ELSE b.op_uid END AS op_uid,
+       CASE WHEN k.tl_launch_uid = k.launch_uid THEN k.launcher_uid ELSE b.launcher_uid END AS launcher_uid,
+       CASE WHEN k.tl_launch_uid = k.launch_uid THEN k.op_path ELSE b.op_path END AS op_path
+FROM kl k
+LEFT JOIN by_launch b ON b.trace_id = k.trace_id AND b.launch_uid = k.tl_launch_uid;
