@@ -15,7 +15,7 @@ from conftest import CORPUS, DATA_TRACE
 from reference import short
 
 from tracecols.errors import Malformed
-from tracecols.pipeline import write_events
+from tracecols.pipeline import read_tables, write_events
 from tracecols.read import split
 from tracecols.read.kineto import read_head
 from tracecols.read.source import Source
@@ -51,6 +51,14 @@ def _plan(path, parts):
 
 def _assert_same(whole, cut):
     (wi, wt), (ci, ct) = whole, cut
+    _assert_same_rows(wt, ct)
+    assert len(ci) == len(wi)
+    for c, w in zip(ci, wi):
+        for key in ("trace_id", "n_events", "metadata", "sha256", "size", "rank", "rank_source", "form", "gzip"):
+            assert c[key] == w[key], key
+
+
+def _assert_same_rows(wt, ct):
     # rows are grouped by kind within each batch, and batches start where parts do: the
     # same rows, in uid (file) order. The JSON text of leftover keys (args, extra) lists them
     # in the order of the first event of their group in the batch: compared as objects.
@@ -62,10 +70,6 @@ def _assert_same(whole, cut):
         assert [None if v is None else json.loads(v) for v in ct.column(c).to_pylist()] == [
             None if v is None else json.loads(v) for v in wt.column(c).to_pylist()
         ], c
-    assert len(ci) == len(wi)
-    for c, w in zip(ci, wi):
-        for key in ("trace_id", "n_events", "metadata", "sha256", "size", "rank", "rank_source", "form", "gzip"):
-            assert c[key] == w[key], key
 
 
 # A spread of the corpus: old and new torch, AMD, MTIA, NCCL metadata, ns timestamps,
@@ -132,6 +136,21 @@ def test_keys_after_the_events_and_a_rank_only_known_at_the_end(tmp_path, cut_sm
     _assert_same(whole, cut)
     assert cut[0][0]["rank"] == 5 and set(cut[1].column("rank").to_pylist()) == {5}
     assert cut[0][0]["metadata"]["traceName"] == "x]}"
+
+
+def test_a_trace_read_into_memory_is_cut_too_and_gives_the_same_events(tmp_path, cut_small_files, monkeypatch):
+    """read_tables (tracecols.open, analyze without -o) reads as write_events does: in parts,
+    the rank known only at the end put on every event."""
+    p = tmp_path / "t.json"
+    p.write_text(json.dumps({"traceEvents": _events(500), "distributedInfo": {"rank": 5, "world_size": 8}}))
+    started = []
+    start_part = split.start_part
+    monkeypatch.setattr(split, "start_part", lambda *a: started.append(a) or start_part(*a))
+    events = read_tables([p])[0]["events"]
+    assert len(started) == 1  # two parts: one in a second process
+    write_events([p], tmp_path / "whole.parquet", parts=1)
+    _assert_same_rows(pq.read_table(tmp_path / "whole.parquet"), events)
+    assert set(events.column("rank").to_pylist()) == {5}
 
 
 def test_a_bare_event_array(tmp_path, cut_small_files):

@@ -114,7 +114,8 @@ def _fits_in_memory(paths):
 def read_tables(paths, timings=None, keep_secrets=False, captures=()):
     """Read trace files into the base tables in memory: {name: Arrow table}, plus the input
     descriptions (what `ingest` does for traces that fit; the linker and the capture merge
-    want Arrow tables whatever the size).
+    want Arrow tables whatever the size). The events are read as write_events reads them
+    (a file of some MB cut into one part per core), into memory instead of Parquet.
 
     Secrets in the metadata and the events are redacted (see model/secrets.py) unless `keep_secrets`.
     `captures`: capture.Capture objects the graph replays are matched to (read_captures).
@@ -125,12 +126,11 @@ def read_tables(paths, timings=None, keep_secrets=False, captures=()):
     inputs = []
     clock = _Clock(timings)
     for trace_id, path in enumerate(paths):
-        batches = []
-        _reading(path)
-        info = describe(read_trace(path, batches.append), trace_id, path, keep_secrets)
+        events, [info] = _read_events([path], trace_id, keep_secrets, split.cpu_count())
+        if _late_ranks([info]):
+            events = _with_ranks(events, [info])
+        clock.lap("read")
         tracker().stage("building the op tree and the launch links")
-        events = events_table(batches, trace_id, info["rank"], keep_secrets)
-        del batches
         derived = derived_tables(events, [info], clock, captures=captures, events_schema=events.schema)
         grafted = derived.pop("events_grafted")
         parts["events"].append(pa.concat_tables([events, grafted]) if grafted.num_rows else events)
@@ -237,13 +237,10 @@ def write_events(paths, path, keep_secrets=False, clock=None, first_trace_id=0, 
     """
     clock = clock or _Clock(None)
     parts = split.cpu_count() if parts is None else parts
-    try:
-        infos = _write_events(paths, path, keep_secrets, first_trace_id, parts)
-    except _PartFailed:
-        infos = _write_events(paths, path, keep_secrets, first_trace_id, 1)
+    _, infos = _read_events(paths, first_trace_id, keep_secrets, parts, path)
     memory.release()  # the parsed events' heap, before the tree needs it
-    if any(i["rank"] != i["head_rank"] for i in infos):  # distributedInfo after the events: rare
-        _set_ranks(path, {i["trace_id"]: i["rank"] for i in infos})
+    if _late_ranks(infos):
+        parquet.write_table(path, _with_ranks(pq.read_table(path), infos))
     clock.lap("read")
     return infos
 
@@ -252,13 +249,22 @@ class _PartFailed(Exception):
     pass
 
 
-def _write_events(paths, path, keep_secrets, first_trace_id, parts):
-    infos = []
+def _read_events(paths, first_trace_id, keep_secrets, parts, path=None):
+    """(the events of `paths`: an Arrow table, or None once written to Parquet at `path`; one
+    info per trace), each file cut in `parts` parts where that is worth it; if a part fails,
+    everything is read again whole."""
 
     def transform(batches, context):
         return events_table(batches, *context, keep_secrets)
 
-    writer = parquet.BackgroundWriter(path, EVENTS_SCHEMA, transform)
+    try:
+        return _read_into(paths, first_trace_id, keep_secrets, parts, parquet.BackgroundWriter(path, EVENTS_SCHEMA, transform))
+    except _PartFailed:
+        return _read_into(paths, first_trace_id, keep_secrets, 1, parquet.BackgroundWriter(path, EVENTS_SCHEMA, transform))
+
+
+def _read_into(paths, first_trace_id, keep_secrets, parts, writer):
+    infos = []
     try:
         with scratch_dir("tracecols-parts-") as scratch:
             for trace_id, p in enumerate(paths, start=first_trace_id):
@@ -267,8 +273,7 @@ def _write_events(paths, path, keep_secrets, first_trace_id, parts):
     except BaseException:
         writer.abort()
         raise
-    writer.close()
-    return infos
+    return writer.close(), infos
 
 
 def _read_whole(p, trace_id, writer):
@@ -356,12 +361,16 @@ def _reading(path, size=None, parts=1):
     tracker().stage(f"reading {os.path.basename(str(path))}", total_bytes=size, scale=parts)
 
 
-def _set_ranks(path, ranks):
-    t = pq.read_table(path)
-    tid = t.column("trace_id").to_pylist()
-    col = pa.array([ranks[x] for x in tid], pa.int32())
-    t = t.set_column(t.schema.get_field_index("rank"), "rank", col)
-    parquet.write_table(path, t)
+def _late_ranks(infos):
+    """Whether a trace's rank was only known after its events were read (distributedInfo
+    after the events: rare), so that its events carry the head's rank instead."""
+    return any(i["rank"] != i["head_rank"] for i in infos)
+
+
+def _with_ranks(t, infos):
+    ranks = {i["trace_id"]: i["rank"] for i in infos}
+    col = pa.array([ranks[x] for x in t.column("trace_id").to_pylist()], pa.int32())
+    return t.set_column(t.schema.get_field_index("rank"), "rank", col)
 
 
 def derive_from_file(events_path, infos, slices_path, clock=None, captures=()):

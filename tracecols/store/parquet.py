@@ -109,7 +109,9 @@ def write_dir(out_dir, tables, manifest):
 
 
 class BackgroundWriter:
-    """One Parquet file fed with record batches, encoded and compressed on a second thread.
+    """One Parquet file fed with record batches, encoded and compressed on a second thread;
+    with `path` None, one Arrow table in memory, which close() returns (the same groups
+    and transform: what a trace that fits in memory is read into).
 
     Parquet encoding and zstd run in C++ without the GIL, so they overlap with the
     (GIL-bound) JSON parser feeding `put`. Batches are gathered into row groups of about
@@ -126,7 +128,8 @@ class BackgroundWriter:
         self._pending, self._rows = [], 0
         self._queue = queue.Queue(maxsize=2)
         self._error = None
-        self._writer = writer(path, schema)
+        self._writer = writer(path, schema) if path is not None else None
+        self._tables = []  # the groups, when kept in memory
         self._thread = threading.Thread(target=self._run, name="parquet-writer", daemon=True)
         self._thread.start()
 
@@ -171,7 +174,10 @@ class BackgroundWriter:
                     continue  # drain: the feeder learns of the error at its next flush
                 table = self.transform(item[1], item[0])
                 item = None
-                self._writer.write_table(table.cast(self.schema), row_group_size=max(table.num_rows, 1))
+                if self._writer is None:
+                    self._tables.append(table.cast(self.schema))
+                else:
+                    self._writer.write_table(table.cast(self.schema), row_group_size=max(table.num_rows, 1))
             except BaseException as e:  # noqa: BLE001 - re-raised on the feeding thread
                 self._error = e
             finally:
@@ -181,20 +187,26 @@ class BackgroundWriter:
         """Stop without writing what is pending (the caller deletes the file)."""
         self._pending = []
         self._error = self._error or RuntimeError("aborted")
-        self._queue.put(None)
-        self._thread.join()
-        self._writer.close()
+        self._stop()
 
     def close(self):
-        """Write what is left and close the file; raises whatever the writer thread raised."""
+        """Write what is left and close the file (in memory: the table); raises whatever the
+        writer thread raised."""
         try:
             self.flush()
         finally:
-            self._queue.put(None)
-            self._thread.join()
-            self._writer.close()
+            self._stop()
         if self._error is not None:
             raise self._error
+        if self._writer is None:
+            return pa.concat_tables(self._tables) if self._tables else self.schema.empty_table()
+        return None
+
+    def _stop(self):
+        self._queue.put(None)
+        self._thread.join()
+        if self._writer is not None:
+            self._writer.close()
 
 
 def read_manifest(path):
