@@ -187,7 +187,9 @@ def test_a_broken_file_gives_the_same_error_as_a_whole_read(tmp_path, cut_small_
         write_events([p], tmp_path / "a.parquet", parts=1)
     with pytest.raises(Malformed) as cut:
         write_events([p], tmp_path / "b.parquet", parts=2)
-    assert str(cut.value) == str(whole.value) and "truncated" in str(cut.value)
+    with pytest.raises(Malformed) as in_memory:
+        read_tables([p])
+    assert str(cut.value) == str(whole.value) == str(in_memory.value) and "truncated" in str(cut.value)
 
 
 @pytest.mark.parametrize("where", [1, 3], ids=["in-process part", "child part"])
