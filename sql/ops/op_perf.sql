@@ -67,25 +67,25 @@ CREATE OR REPLACE VIEW op_perf AS
 WITH op_models AS (  -- each cpu_op name's model (null: none), decided once per name
     SELECT n.name,
            CASE WHEN n.name IN ('aten::mm', 'aten::addmm', 'aten::addmm_', 'aten::_addmm_activation',
-                                    'aten::bmm', 'aten::baddbmm', 'aten::baddbmm_', 'aten::matmul',
-                                    'aten::linear', 'aten::_scaled_mm', 'aten::_int_mm') THEN 'gemm'
-                    WHEN n.name IN ('aten::convolution', 'aten::conv1d', 'aten::conv2d', 'aten::conv3d',
-                                    'aten::conv_transpose1d', 'aten::conv_transpose2d',
-                                    'aten::conv_transpose3d') THEN 'conv'
-                    WHEN n.name = 'aten::convolution_backward' THEN 'conv_bwd'
-                    WHEN n.name IN ('aten::scaled_dot_product_attention',
-                                    'aten::_scaled_dot_product_flash_attention',
-                                    'aten::_scaled_dot_product_flash_attention_for_cpu',
-                                    'aten::_scaled_dot_product_efficient_attention',
-                                    'aten::_scaled_dot_product_cudnn_attention',
-                                    'aten::_flash_attention_forward', 'aten::_efficient_attention_forward',
-                                    'aten::_scaled_dot_product_flash_attention_backward',
-                                    'aten::_scaled_dot_product_flash_attention_for_cpu_backward',
-                                    'aten::_scaled_dot_product_efficient_attention_backward',
-                                    'aten::_scaled_dot_product_cudnn_attention_backward',
-                                    'aten::_flash_attention_backward',
-                                    'aten::_efficient_attention_backward') THEN 'sdpa'
-                    WHEN c.category IN ('elementwise', 'NORM_fwd', 'NORM_bwd') THEN 'bytes' END AS model,
+                                'aten::bmm', 'aten::baddbmm', 'aten::baddbmm_', 'aten::matmul',
+                                'aten::linear', 'aten::_scaled_mm', 'aten::_int_mm') THEN 'gemm'
+                WHEN n.name IN ('aten::convolution', 'aten::conv1d', 'aten::conv2d', 'aten::conv3d',
+                                'aten::conv_transpose1d', 'aten::conv_transpose2d',
+                                'aten::conv_transpose3d') THEN 'conv'
+                WHEN n.name = 'aten::convolution_backward' THEN 'conv_bwd'
+                WHEN n.name IN ('aten::scaled_dot_product_attention',
+                                'aten::_scaled_dot_product_flash_attention',
+                                'aten::_scaled_dot_product_flash_attention_for_cpu',
+                                'aten::_scaled_dot_product_efficient_attention',
+                                'aten::_scaled_dot_product_cudnn_attention',
+                                'aten::_flash_attention_forward', 'aten::_efficient_attention_forward',
+                                'aten::_scaled_dot_product_flash_attention_backward',
+                                'aten::_scaled_dot_product_flash_attention_for_cpu_backward',
+                                'aten::_scaled_dot_product_efficient_attention_backward',
+                                'aten::_scaled_dot_product_cudnn_attention_backward',
+                                'aten::_flash_attention_backward',
+                                'aten::_efficient_attention_backward') THEN 'sdpa'
+                WHEN c.category IN ('elementwise', 'NORM_fwd', 'NORM_bwd') THEN 'bytes' END AS model,
            c.category AS tl_cat
     FROM (SELECT DISTINCT name FROM slices WHERE cat = 'cpu_op') n
     LEFT JOIN _tracelens_op_category c ON c.name = n.name
