@@ -127,8 +127,6 @@ def read_tables(paths, timings=None, keep_secrets=False, captures=()):
     clock = _Clock(timings)
     for trace_id, path in enumerate(paths):
         events, [info] = _read_events([path], trace_id, keep_secrets, split.cpu_count())
-        if _late_ranks([info]):
-            events = _with_ranks(events, [info])
         clock.lap("read")
         tracker().stage("building the op tree and the launch links")
         derived = derived_tables(events, [info], clock, captures=captures, events_schema=events.schema)
@@ -239,8 +237,6 @@ def write_events(paths, path, keep_secrets=False, clock=None, first_trace_id=0, 
     parts = split.cpu_count() if parts is None else parts
     _, infos = _read_events(paths, first_trace_id, keep_secrets, parts, path)
     memory.release()  # the parsed events' heap, before the tree needs it
-    if _late_ranks(infos):
-        parquet.write_table(path, _with_ranks(pq.read_table(path), infos))
     clock.lap("read")
     return infos
 
@@ -252,15 +248,25 @@ class _PartFailed(Exception):
 def _read_events(paths, first_trace_id, keep_secrets, parts, path=None):
     """(the events of `paths`: an Arrow table, or None once written to Parquet at `path`; one
     info per trace), each file cut in `parts` parts where that is worth it; if a part fails,
-    everything is read again whole."""
+    everything is read again whole. The events carry the rank the trace's head gives; where
+    keys after the events change it (distributedInfo written last: rare), it is put right here."""
 
     def transform(batches, context):
         return events_table(batches, *context, keep_secrets)
 
+    def read(n):
+        return _read_into(paths, first_trace_id, keep_secrets, n, parquet.BackgroundWriter(path, EVENTS_SCHEMA, transform))
+
     try:
-        return _read_into(paths, first_trace_id, keep_secrets, parts, parquet.BackgroundWriter(path, EVENTS_SCHEMA, transform))
+        out, infos = read(parts)
     except _PartFailed:
-        return _read_into(paths, first_trace_id, keep_secrets, 1, parquet.BackgroundWriter(path, EVENTS_SCHEMA, transform))
+        out, infos = read(1)
+    if any(i["rank"] != i["head_rank"] for i in infos):
+        if path is None:
+            out = _with_ranks(out, infos)
+        else:
+            parquet.write_table(path, _with_ranks(pq.read_table(path), infos))
+    return out, infos
 
 
 def _read_into(paths, first_trace_id, keep_secrets, parts, writer):
@@ -359,12 +365,6 @@ def _reading(path, size=None, parts=1):
     if size is None and not is_url(path):
         size = os.path.getsize(path) if os.path.isfile(path) else None
     tracker().stage(f"reading {os.path.basename(str(path))}", total_bytes=size, scale=parts)
-
-
-def _late_ranks(infos):
-    """Whether a trace's rank was only known after its events were read (distributedInfo
-    after the events: rare), so that its events carry the head's rank instead."""
-    return any(i["rank"] != i["head_rank"] for i in infos)
 
 
 def _with_ranks(t, infos):
