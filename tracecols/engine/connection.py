@@ -55,11 +55,11 @@ class Engine:
         database=None,
     ):
         self.origin = origin
-        # merge_join_threshold 0: a join on two inequalities (a position inside [pre, subtree_end])
-        # is an IEJoin even when one side looks small: DuckDB's estimate of a filtered scan is often
-        # far too low, and the merge join it would pick tests every pair that passes the first
-        # inequality. Set here, not by SET: it must hold for the cursors that stream the views too.
-        config = {"enable_external_access": True, "merge_join_threshold": 0}
+        # asof_loop_join_threshold 0: an as-of join stays one. DuckDB runs one whose left side it
+        # estimates below 64 rows as a nested loop over every pair, and its estimates of filtered
+        # scans of Arrow tables can be far too low. Set here, not by SET, so that the cursors that
+        # stream the views have it too.
+        config = {"enable_external_access": True, "asof_loop_join_threshold": 0}
         if memory_limit:  # bounded-memory runs: DuckDB spills to temp_dir beyond this
             config["memory_limit"] = memory_limit
         if temp_dir:
