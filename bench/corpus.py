@@ -5,17 +5,22 @@ usage: bench/corpus.py [DIR_OR_TRACE ...] [--repeat N] [--top N] [--json OUT]
                                                                   (default: ../shared/traces)
 
 For every Kineto trace found (ET files, rocprof output and TraceLens's CSVs are passed over),
-two fresh subprocesses, one after the other:
+three fresh subprocesses, one after the other:
   floor  for e in ijson.items(f, "traceEvents.item"): pass    (bench/ingest.py's, C backend)
   e2e    `tracecols analyze TRACE -o OUT`'s pipeline (bench/e2e.py's): read, host tree, links,
          every sql/ view to Parquet, with each stage's and each view's own wall time
+  memory `tracecols.open(TRACE)`, then `select * from VIEW` of every public view, each timed
+         alone, as `tracecols sql` and `report` query them: over Arrow tables, the views each
+         reads computed again inside it (DuckDB plans these queries apart from the pipeline's)
 Every time is printed as a ratio to that trace's floor; peak memory as bench/e2e.py gives it,
 an upper bound (RSS MB) and the highest coincident total sampled. The table is sorted by the e2e
-ratio, worst first; each row names the trace's slowest view. With --repeat N each trace's
+ratio, worst first; each row names the trace's slowest view in either. With --repeat N each trace's
 floor and pipeline run N times, alternately, and the fastest of each is kept (on a shared
 machine the minimum is the least disturbed measurement of either). Ends with
   RESULT worst_e2e_ratio=R worst_trace=NAME worst_view=VIEW:R median_e2e_ratio=R traces=N
-(worst_view: the highest single-view ratio over all traces). The load average is printed
+         worst_query=VIEW:R
+(worst_view: the highest single-view ratio of the pipeline over all traces; worst_query: the
+same for a view queried in memory). The load average is printed
 before and after: compare runs only on a quiet machine.
 """
 
@@ -68,6 +73,21 @@ def short(path, roots):
     return Path(path).name
 
 
+_IN_MEMORY = r"""
+import json, sys, time
+import tracecols
+t0 = time.perf_counter()
+t = tracecols.open(sys.argv[1])
+opened = time.perf_counter() - t0
+views = {}
+for name in t.views:
+    t0 = time.perf_counter()
+    t.arrow(f"select * from {name}")
+    views[name] = time.perf_counter() - t0
+print(json.dumps({"s": opened, "views": views}))
+"""
+
+
 def measure(path, repeat=1):
     """Floor and pipeline, alternately, `repeat` times; the fastest of each (their peak RSS
     is the run's)."""
@@ -76,16 +96,19 @@ def measure(path, repeat=1):
     from ingest import _FLOOR, warm
 
     warm(path)
-    floor = e2e = None
+    floor = e2e = mem = None
     for _ in range(repeat):
         f = _run(_FLOOR, str(path))
         with tempfile.TemporaryDirectory() as tmp:
             e = _run(_E2E, str(path), os.path.join(tmp, "out"))
+        m = _run(_IN_MEMORY, str(path))
         floor = f if floor is None or f["s"] < floor["s"] else floor
         e2e = e if e2e is None or e["s"] < e2e["s"] else e2e
+        mem = m if mem is None else {**m, "views": {k: min(v, mem["views"][k]) for k, v in m["views"].items()}}
     f = floor["s"]
     views = e2e["stages"].pop("view_seconds", {})
     worst = max(views.items(), key=lambda kv: kv[1], default=("-", 0.0))
+    worst_mem = max(mem["views"].items(), key=lambda kv: kv[1], default=("-", 0.0))
     return {
         "mb": path.stat().st_size / 1e6,
         "events": e2e["events"],
@@ -95,6 +118,9 @@ def measure(path, repeat=1):
         "stages": {k: v / f for k, v in e2e["stages"].items()},
         "views": {k: v / f for k, v in views.items()},
         "worst_view": (worst[0], worst[1] / f),
+        "queries": {k: v / f for k, v in mem["views"].items()},
+        "worst_query": (worst_mem[0], worst_mem[1] / f),
+        "open": mem["s"] / f,
         "rss_mb": e2e["rss"] / 1e6,
         "rss_sampled_mb": e2e["rss_sampled"] / 1e6,
     }
@@ -125,7 +151,7 @@ def main():
     print(
         f"{'trace':<{w}} {'MB':>6} {'events':>8} {'floor s':>8} "
         + " ".join(f"{s:>6}" for s in stages)
-        + f" {'e2e':>6} {'RSS MB':>6} {'sampled':>7}  slowest view (x floor)"
+        + f" {'e2e':>6} {'RSS MB':>6} {'sampled':>7}  slowest view (x floor)  open, slowest query in memory"
     )
     for n in order[: a.top or None]:
         r = rows[n]
@@ -133,6 +159,7 @@ def main():
             f"{n:<{w}} {r['mb']:6.1f} {r['events']:8d} {r['floor_s']:8.3f} "
             + " ".join(f"{r['stages'].get(s, 0):6.2f}" for s in stages)
             + f" {r['e2e']:6.2f} {r['rss_mb']:6.0f} {r['rss_sampled_mb']:7.0f}  {r['worst_view'][0]}:{r['worst_view'][1]:.3f}"
+            + f"  {r['open']:.2f}, {r['worst_query'][0]}:{r['worst_query'][1]:.3f}"
         )
     big = sorted(rows, key=lambda n: -rows[n]["events"])[:5]
     print(
@@ -145,10 +172,13 @@ def main():
     worst = order[0]
     vname, vtrace = max(((v, n) for n in rows for v in rows[n]["views"]), key=lambda vn: rows[vn[1]]["views"][vn[0]])
     print(f"worst single view: {vname} on {vtrace}")
+    qname, qtrace = max(((v, n) for n in rows for v in rows[n]["queries"]), key=lambda vn: rows[vn[1]]["queries"][vn[0]])
+    print(f"worst view queried in memory: {qname} on {qtrace}")
     print(
         f"RESULT worst_e2e_ratio={rows[worst]['e2e']:.2f} worst_trace={worst} "
         f"worst_view={vname}:{rows[vtrace]['views'][vname]:.2f} "
-        f"median_e2e_ratio={statistics.median(r['e2e'] for r in rows.values()):.2f} traces={len(rows)}"
+        f"median_e2e_ratio={statistics.median(r['e2e'] for r in rows.values()):.2f} traces={len(rows)} "
+        f"worst_query={qname}:{rows[qtrace]['queries'][qname]:.2f}"
     )
 
 
