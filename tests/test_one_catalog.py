@@ -111,7 +111,7 @@ def test_no_view_is_planned_as_a_join_that_tests_pairs(tmp_path):
     as-of join whose left side it thinks small as a nested loop, choosing from size estimates
     that differ between Arrow tables and Parquet files; where they are wrong, the join tests
     pairs by the billion. memory_timeline's search for the op around each memory event took
-    0.07 s over Parquet and 8.7 s over Arrow, where it became a merge join (df_index_resolver,
+    0.17 s over Parquet and 8.7 s over Arrow, where it became a merge join (df_index_resolver,
     28k memory events). The views join on equalities and as-of conditions only, and the engine
     keeps every as-of join one, over Arrow tables in memory and over the pipeline's Parquet files."""
     from tracecols.engine.connection import Engine

@@ -15,7 +15,7 @@
 -- deepest of its ops-ancestors-or-self that holds ts. Its ancestor n ops up is the last op
 -- before it in pre-order with n fewer ops around it (an ASOF join per level), so the search
 -- takes equality and as-of joins only: a range join on positions was planned by DuckDB as an
--- IEJoin over Parquet but as a merge join over Arrow tables, 8.7 s instead of 0.07 s on a
+-- IEJoin over Parquet but as a merge join over Arrow tables, 8.7 s instead of 0.17 s on a
 -- trace of 28k memory events.
 -- Columns (one row per `[memory]` event):
 --   trace_id         INTEGER  trace
