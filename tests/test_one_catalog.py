@@ -134,6 +134,28 @@ def test_no_view_is_planned_as_a_join_that_tests_pairs(tmp_path):
         assert "ASOF JOIN" in _plan(con, asof) and "NESTED LOOP" not in _plan(con, asof)
 
 
+def test_helpers_are_computed_once_over_a_trace_in_memory(tmp_path):
+    """DuckDB expands views inline: a query of tracelens_unified_perf_summary holds
+    _tracelens_gpu_events three times. Over a trace in memory each private helper is computed
+    the first time a query needs it and read from then on; the results are the same. Over
+    files (a saved directory, a lake) nothing is held."""
+    t = tracecols.open(DATA_TRACE)
+    engine = t._engine
+    want = t.sql("select * from tracelens_unified_perf_summary order by all")
+    held = set(engine._done)
+    assert {"_tracelens_gpu_events", "_tracelens_unified_ops", "_tracelens_op_category"} <= held
+    assert all(n.startswith("_") for n in held)  # public views are computed where queried
+    computed = []
+    engine.table = lambda name, _table=engine.table: computed.append(name) or _table(name)
+    assert_frame_equal(t.sql("select * from tracelens_unified_perf_summary order by all"), want)
+    assert t.table("_tracelens_gpu_events") is engine._done["_tracelens_gpu_events"]
+    assert computed == []  # no helper computed again
+    t.save(tmp_path / "saved")
+    saved = tracecols.open(tmp_path / "saved")
+    saved.sql("select * from tracelens_unified_perf_summary")
+    assert saved._engine._done == {}
+
+
 def test_views_are_defined_when_a_query_names_them():
     """Opening a trace defines no view; a query defines the views it names and those they read,
     whatever the case it writes them in; a query of DuckDB's catalog sees every view."""
