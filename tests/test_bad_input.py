@@ -9,6 +9,7 @@ import json
 import random
 import subprocess
 import sys
+import zlib
 
 import pytest
 
@@ -265,6 +266,41 @@ def test_gzip_truncated_says_truncated_gzip_file(tmp_path, cut):
         all_commands=cut == 0.5,
     )
     assert "corrupt" not in line and "end-of-stream marker" in line
+
+
+@pytest.fixture(params=["isal", "standard library"])
+def inflater(request, monkeypatch):
+    """gzip input read with ISA-L (installed) and with the standard modules it falls back to."""
+    from tracecols.read import source, split
+
+    if request.param == "isal":
+        assert source.fast_zlib is not zlib and split.fast_zlib is source.fast_zlib
+    else:
+        monkeypatch.setattr(source, "fast_gzip", gzip)
+        monkeypatch.setattr(source, "fast_zlib", zlib)
+        monkeypatch.setattr(split, "fast_zlib", zlib)
+    return request.param
+
+
+@pytest.mark.parametrize("parts", [1, 2])
+def test_gzip_is_read_and_checked_the_same_by_either_inflater(tmp_path, inflater, parts, monkeypatch):
+    """Streamed (one part) or inflated at once and cut (two): the events of the plain JSON, and
+    for damaged or truncated bytes the same one-line error."""
+    from tracecols.pipeline import _read_events
+    from tracecols.read import split
+
+    monkeypatch.setattr(split, "MIN_BYTES", 0)
+    plain, gz, damaged, truncated = (tmp_path / d for d in ("plain.json", "t.json.gz", "damaged", "truncated"))
+    plain.write_bytes(gzip.decompress(_real_gz()))
+    gz.write_bytes(_real_gz())
+    want, _ = _read_events([str(plain)], 0, False, parts)
+    got, [info] = _read_events([str(gz)], 0, False, parts)
+    assert info["parts"] == parts and got.equals(want)
+    damaged.mkdir()
+    _fails_cleanly(damaged, _damaged("zero4k", 0.5, 3), ["malformed trace: corrupt gzip data: ", "(at compressed byte "])
+    truncated.mkdir()
+    n = len(_real_gz()) // 2
+    _fails_cleanly(truncated, _real_gz()[:n], ["truncated gzip file: ", f"(at compressed byte {n} / decompressed byte "])
 
 
 def test_gzip_sound_but_json_bad_keeps_the_json_message(tmp_path):

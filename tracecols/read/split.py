@@ -36,7 +36,7 @@ import pyarrow.compute as pc
 from ..progress import tracker
 from .kineto import find_tail, read_events
 from .schema import RAW_SCHEMA
-from .source import Reader, Source, _DigitGuard, is_url
+from .source import Reader, Source, _DigitGuard, fast_zlib, is_url
 
 FORK = sys.platform == "linux"  # parts run in forks of this process (elsewhere: fresh interpreters)
 MIN_BYTES = (8 << 20) if FORK else (64 << 20)  # below this, the parts cost more than they save
@@ -113,14 +113,15 @@ def inflate(src):
     out, rest = [], raw
     try:
         while rest:  # one member after another, as gzip.GzipFile reads them
-            d = zlib.decompressobj(31)
+            d = fast_zlib.decompressobj(31)
             out.append(d.decompress(rest, GZIP_MAX + 1 - sum(map(len, out))))
             if not d.eof or sum(map(len, out)) > GZIP_MAX:
                 return None
             rest = d.unused_data.lstrip(b"\0")  # GzipFile skips zero padding between members
-    except zlib.error:
+    except (zlib.error, fast_zlib.error):
         return None
-    return b"".join(out), (len(raw), hashlib.sha256(raw).hexdigest())
+    data = out[0] if len(out) == 1 else b"".join(out)  # one member: no copy of it
+    return data, (len(raw), hashlib.sha256(raw).hexdigest())
 
 
 def plan(src, form, parts, data=None):
