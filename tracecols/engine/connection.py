@@ -105,7 +105,8 @@ class Engine:
         # Over a trace held in memory, a private helper is computed once, when a query first needs
         # it: DuckDB expands views inline, and one query of tracelens_unified_perf_summary computed
         # _tracelens_gpu_events three times (df_index_resolver: 0.58 -> 0.11 s once the helpers
-        # exist). Not over files: a lake's helpers grow with its ranks and are not held.
+        # exist; its twelve helpers hold 24 MB, and its peak over every view fell 669 -> 579 MB).
+        # Not over files: a lake's helpers grow with its ranks and are not held.
         self._memoise = not self._persist and all(isinstance(t, pa.Table) for t in self.base.values())
         private = {n for n in self.views if n.startswith("_")} if self._persist else set()
         if private:  # a database file lists the public views only; the helpers sit in a schema apart
