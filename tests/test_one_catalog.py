@@ -154,6 +154,12 @@ def test_helpers_are_computed_once_over_a_trace_in_memory(tmp_path):
     saved = tracecols.open(tmp_path / "saved")
     saved.sql("select * from tracelens_unified_perf_summary")
     assert saved._engine._done == {}
+    # listing the catalog defines every view and computes none; a view named later gets its helpers
+    listed = tracecols.open(DATA_TRACE)
+    assert "op_perf" in set(listed.sql("select view_name from duckdb_views()")["view_name"])
+    assert listed._engine._done == {}
+    assert_frame_equal(listed.sql("select * from tracelens_unified_perf_summary order by all"), want)
+    assert set(listed._engine._done) == held
 
 
 def test_views_are_defined_when_a_query_names_them():

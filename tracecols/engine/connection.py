@@ -73,6 +73,7 @@ class Engine:
         self._persist = database is not None
         self._done = {}  # materialised views
         self._undefined = {}  # views not yet defined in DuckDB: {name: the statements that define them}
+        self._memoise = False  # whether private helpers are held (set once the base tables are known)
         self._on_file = set()  # views whose definition reads the file materialise_all_to wrote
         self.base = {}
         for name, t in tables.items():
@@ -117,24 +118,37 @@ class Engine:
 
     def _define_named(self, query):
         """Define the views `query` names (any word of it that is a view's name, in any case), each
-        after the views it reads. A query that lists the catalog gets every view."""
-        if not self._undefined:
+        after the views it reads. A query that lists the catalog gets every view. Over a trace in
+        memory, the private helpers beneath the views it names are computed (those it only lists
+        are not)."""
+        if not self._undefined and not self._memoise:
             return
         words = set(_WORD.findall(query.lower()))
-        todo = list(self._undefined) if words & _CATALOG_WORDS else [n for n in self._undefined if n in words]
-        for name in todo:
-            self._define_with_reads(name)
+        listing = bool(words & _CATALOG_WORDS)
+        for name in list(self._undefined) if listing else [n for n in self._undefined if n in words]:
+            self._define_with_reads(name, hold=not listing)
+        if self._memoise:  # views defined by a listing, then named
+            for name in words & self._reads.keys():
+                self._hold_helpers(name)
 
-    def _define_with_reads(self, name):
+    def _define_with_reads(self, name, hold=True):
         text = self._undefined.pop(name, None)
         if text is None:
             return
         if name not in self._on_file:  # a view computed to a file reads that file alone
             for read in sorted(self._reads[name]):
-                self._define_with_reads(read)
+                self._define_with_reads(read, hold)
         self.con.execute(text)
-        if self._memoise and name.startswith("_"):
+        # held before the views above it are defined: DuckDB binds those over the result
+        if hold and self._memoise and name.startswith("_"):
             self.materialise(name)
+
+    def _hold_helpers(self, name):
+        """Compute once each private helper beneath view `name` not yet held, the deepest first."""
+        for read in sorted(self._reads[name]):
+            self._hold_helpers(read)
+            if read.startswith("_") and read not in self._done:
+                self.materialise(read)
 
     def _register(self, name, table):
         if not self._persist:
