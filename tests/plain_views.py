@@ -132,38 +132,63 @@ FROM paths p JOIN nodes n USING (trace_id, node)
 GROUP BY p.trace_id, p.stack
 ORDER BY p.trace_id, p.stack
 """,
-    # one branch per model, each scanning the ops and their argument lists again
-    "op_perf": r"""
-WITH ops AS MATERIALIZED (  -- the ops with a model (which, by name) or a flops argument: only
+}
+
+
+def _cte_span(text, name):
+    """(start, end) in `text` of the common table expression `name AS [NOT] [MATERIALIZED] (…)`."""
+    m = re.search(rf"(?<![\w.]){name}\s+AS\s+(?:NOT\s+MATERIALIZED\s+|MATERIALIZED\s+)?\(", text)
+    assert m, f"no step {name}"
+    depth, i = 0, m.end() - 1
+    while True:
+        if text.startswith("--", i):  # a comment may hold a parenthesis or a quote
+            i = text.index("\n", i)
+        elif text[i] == "'":
+            i = text.index("'", i + 1) + 1
+        else:
+            depth += (text[i] == "(") - (text[i] == ")")
+            i += 1
+            if depth == 0:
+                return m.start(), i
+
+
+def _query(view):
+    return sqlfiles.split_view(sqlfiles.load_all()[view][0], view)[1]
+
+
+def _spliced(view, **steps):
+    """Today's query of sql/ view `view` with the named steps' bodies as given."""
+    text = _query(view)
+    for name, body in steps.items():
+        a, b = _cte_span(text, name)
+        text = f"{text[:a]}{name} AS ({body}){text[b:]}"
+    return text
+
+
+def _replaced(view, first, last, steps):
+    """Today's query of sql/ view `view` with its steps `first` through `last` replaced by `steps`."""
+    text = _query(view)
+    return text[: _cte_span(text, first)[0]] + steps + text[_cte_span(text, last)[1] :]
+
+
+PLAIN.update(
+    # one branch per model, each scanning the ops and their argument lists again (the model of
+    # each name, and the steps from the modelled ops on, are today's)
+    op_perf=_replaced(
+        "op_perf",
+        "ops",
+        "mo",
+        r"""
+ops AS MATERIALIZED (  -- the ops with a model (which, by name) or a flops argument: only
                            -- these are carried, with their argument lists, into every model
     SELECT * FROM (
         SELECT s.trace_id, s.rank, s.uid, s.name, s.pid, s.tid, s.ts_ns, s.pre, s.subtree_end,
                e.input_dims AS d, e.input_types AS ty, e.concrete_inputs AS ci,
                e.flops AS prof_flops, e.kernel_flop, e.kernel_num_gb,
-               CASE WHEN s.name IN ('aten::mm', 'aten::addmm', 'aten::addmm_', 'aten::_addmm_activation',
-                                    'aten::bmm', 'aten::baddbmm', 'aten::baddbmm_', 'aten::matmul',
-                                    'aten::linear', 'aten::_scaled_mm', 'aten::_int_mm') THEN 'gemm'
-                    WHEN s.name IN ('aten::convolution', 'aten::conv1d', 'aten::conv2d', 'aten::conv3d',
-                                    'aten::conv_transpose1d', 'aten::conv_transpose2d',
-                                    'aten::conv_transpose3d') THEN 'conv'
-                    WHEN s.name = 'aten::convolution_backward' THEN 'conv_bwd'
-                    WHEN s.name IN ('aten::scaled_dot_product_attention',
-                                    'aten::_scaled_dot_product_flash_attention',
-                                    'aten::_scaled_dot_product_flash_attention_for_cpu',
-                                    'aten::_scaled_dot_product_efficient_attention',
-                                    'aten::_scaled_dot_product_cudnn_attention',
-                                    'aten::_flash_attention_forward', 'aten::_efficient_attention_forward',
-                                    'aten::_scaled_dot_product_flash_attention_backward',
-                                    'aten::_scaled_dot_product_flash_attention_for_cpu_backward',
-                                    'aten::_scaled_dot_product_efficient_attention_backward',
-                                    'aten::_scaled_dot_product_cudnn_attention_backward',
-                                    'aten::_flash_attention_backward',
-                                    'aten::_efficient_attention_backward') THEN 'sdpa'
-                    WHEN c.category IN ('elementwise', 'NORM_fwd', 'NORM_bwd') THEN 'bytes' END AS model,
-               c.category AS tl_cat
+               m.model, m.tl_cat
         FROM slices s
         JOIN events e ON e.trace_id = s.trace_id AND e.uid = s.uid
-        LEFT JOIN _tracelens_op_category c ON c.name = s.name
+        LEFT JOIN op_models m ON m.name = s.name
         WHERE s.cat = 'cpu_op'
           AND (e.input_dims IS NOT NULL OR e.flops IS NOT NULL OR e.kernel_flop IS NOT NULL
                OR e.kernel_num_gb IS NOT NULL))
@@ -324,84 +349,10 @@ other_m AS (  -- ops with no shape model but a flops / kernel_flop / kernel_num_
 m AS (
     SELECT * FROM shape_m UNION ALL SELECT * FROM other_m
 ),
-mo AS MATERIALIZED (SELECT m.*, o.name, o.pid, o.tid, o.ts_ns, o.rank, o.pre, o.subtree_end, o.d
-                    FROM m JOIN ops o USING (trace_id, uid)),
-nested AS (  -- modelled ops with another modelled op beneath them: in pre-order, the next
-             -- modelled op after one lies inside its subtree exactly when it has such a descendant
-    SELECT trace_id, uid FROM (
-        SELECT trace_id, uid, subtree_end, lead(pre) OVER (PARTITION BY trace_id ORDER BY pre) AS next_pre
-        FROM (SELECT DISTINCT trace_id, uid, pre, subtree_end FROM mo))
-    WHERE next_pre <= subtree_end
-),
-sub AS (  -- device events launched in each modelled op's subtree (the op is on the kernel's op_path)
-    SELECT k.trace_id, p.uid, k.device, k.ts_ns, k.end_ns
-    FROM (SELECT trace_id, device, ts_ns, end_ns, unnest(op_path) AS ouid FROM kernels) k
-    JOIN (SELECT DISTINCT trace_id, uid FROM mo) p ON p.trace_id = k.trace_id AND p.uid = k.ouid
-),
-busy AS (
-    SELECT trace_id, uid, min(device) AS device, count(*) AS kernels, sum(c)::BIGINT AS gpu_ns
-    FROM (SELECT *, _tc_covered(ts_ns, end_ns, max(end_ns) OVER (
-                      PARTITION BY trace_id, uid ORDER BY ts_ns, end_ns
-                      ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)) AS c
-          FROM sub)
-    GROUP BY trace_id, uid
-),
-r AS (
-    SELECT mo.trace_id, mo.rank, b.device, mo.uid, mo.name, mo.pid, mo.tid, mo.ts_ns, mo.category,
-           mo.flops_source, n.uid IS NULL AS innermost,
-           CAST(mo.d AS VARCHAR) AS shapes, mo.dtype, _tc_precision(mo.dtype) AS precision,
-           mo.gm AS gemm_m, mo.gn AS gemm_n, mo.gk AS gemm_k, mo.gb AS gemm_b, mo.causal,
-           mo.flops, mo.bytes, mo.flops / nullif(mo.bytes, 0) AS arithmetic_intensity,
-           coalesce(b.kernels, 0) AS kernels, coalesce(b.gpu_ns, 0) AS gpu_ns,
-           mo.flops / nullif(b.gpu_ns, 0) / 1e3 AS achieved_tflops_per_s,
-           mo.bytes / nullif(b.gpu_ns, 0) / 1e3 AS achieved_tb_per_s,
-           dev.model AS device_model, CASE WHEN dev.model IS NOT NULL THEN dev.name_source END AS device_model_source,
-           sp.dense_tflops_per_s AS peak_tflops_per_s, sp.mem_tb_per_s AS peak_tb_per_s
-    FROM mo
-    LEFT JOIN nested n ON n.trace_id = mo.trace_id AND n.uid = mo.uid
-    LEFT JOIN busy b ON b.trace_id = mo.trace_id AND b.uid = mo.uid
-    LEFT JOIN _device_models dev ON dev.trace_id = mo.trace_id AND dev.device = b.device
-    LEFT JOIN device_specs sp ON sp.model = dev.model AND sp.dtype = _tc_precision(mo.dtype)
-)
-SELECT *,
-       100.0 * achieved_tflops_per_s / peak_tflops_per_s AS flops_pct_of_peak,
-       100.0 * achieved_tb_per_s / peak_tb_per_s AS bandwidth_pct_of_peak,
-       CASE WHEN arithmetic_intensity IS NULL OR peak_tflops_per_s IS NULL THEN NULL
-            WHEN arithmetic_intensity >= peak_tflops_per_s / peak_tb_per_s THEN 'compute' ELSE 'memory' END
-           AS roofline_bound,
-       100.0 * achieved_tflops_per_s / least(peak_tflops_per_s, arithmetic_intensity * peak_tb_per_s) AS roofline_pct
-FROM r
-""",
-}
-
-
-def _cte_span(text, name):
-    """(start, end) in `text` of the common table expression `name AS [NOT] [MATERIALIZED] (…)`."""
-    m = re.search(rf"(?<![\w.]){name}\s+AS\s+(?:NOT\s+MATERIALIZED\s+|MATERIALIZED\s+)?\(", text)
-    assert m, f"no step {name}"
-    depth, i = 0, m.end() - 1
-    while True:
-        if text.startswith("--", i):  # a comment may hold a parenthesis or a quote
-            i = text.index("\n", i)
-        elif text[i] == "'":
-            i = text.index("'", i + 1) + 1
-        else:
-            depth += (text[i] == "(") - (text[i] == ")")
-            i += 1
-            if depth == 0:
-                return m.start(), i
-
-
-def _spliced(view, **steps):
-    """Today's query of sql/ view `view` with the named steps' bodies as given."""
-    text = sqlfiles.split_view(sqlfiles.load_all()[view][0], view)[1]
-    for name, body in steps.items():
-        a, b = _cte_span(text, name)
-        text = f"{text[:a]}{name} AS ({body}){text[b:]}"
-    return text
-
-
-PLAIN.update(
+mo AS MATERIALIZED (SELECT m.*, o.name, o.pid, o.tid, o.ts_ns, o.rank, o.pre, o.subtree_end,
+                           CAST(o.d AS VARCHAR) AS shapes
+                    FROM m JOIN ops o USING (trace_id, uid))""",
+    ),
     # the sweep took every Python frame of the trace and carried its name
     optimizable_ops=_spliced(
         "optimizable_ops",
