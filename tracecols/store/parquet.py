@@ -172,12 +172,12 @@ class BackgroundWriter:
                     return
                 if self._error is not None:
                     continue  # drain: the feeder learns of the error at its next flush
-                table = self.transform(item[1], item[0])
+                table = self.transform(item[1], item[0]).cast(self.schema)
                 item = None
                 if self._writer is None:
-                    self._tables.append(table.cast(self.schema))
+                    self._tables.append(table)
                 else:
-                    self._writer.write_table(table.cast(self.schema), row_group_size=max(table.num_rows, 1))
+                    self._writer.write_table(table, row_group_size=max(table.num_rows, 1))
             except BaseException as e:  # noqa: BLE001 - re-raised on the feeding thread
                 self._error = e
             finally:
