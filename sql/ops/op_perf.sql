@@ -104,21 +104,16 @@ ops AS (  -- the ops with a model and their shapes, or a flops argument, read on
 ),
 gemm_in AS (  -- GEMM: A, B operands, bias, and the element sizes (null for other ops)
     SELECT *,
+        CASE WHEN model = 'gemm' THEN CASE WHEN bias_first THEN d[2] ELSE d[1] END END AS a,
+        CASE WHEN model = 'gemm' THEN CASE WHEN bias_first THEN d[3] ELSE d[2] END END AS bm,
         CASE WHEN model = 'gemm' THEN
-            CASE WHEN name IN ('aten::addmm', 'aten::addmm_', 'aten::_addmm_activation', 'aten::baddbmm',
-                               'aten::baddbmm_') THEN d[2] ELSE d[1] END END AS a,
-        CASE WHEN model = 'gemm' THEN
-            CASE WHEN name IN ('aten::addmm', 'aten::addmm_', 'aten::_addmm_activation', 'aten::baddbmm',
-                               'aten::baddbmm_') THEN d[3] ELSE d[2] END END AS bm,
-        CASE WHEN model = 'gemm' THEN
-            CASE WHEN name IN ('aten::addmm', 'aten::addmm_', 'aten::_addmm_activation', 'aten::baddbmm',
-                               'aten::baddbmm_') THEN d[1]
+            CASE WHEN bias_first THEN d[1]
                  WHEN name = 'aten::linear' AND len(d) >= 3 AND len(d[3]) > 0 THEN d[3]
                  WHEN name = 'aten::_scaled_mm' AND len(d) >= 5 AND len(d[5]) > 0 THEN d[5] END END AS bias,
-        CASE WHEN model = 'gemm' THEN
-            CASE WHEN name IN ('aten::addmm', 'aten::addmm_', 'aten::_addmm_activation', 'aten::baddbmm',
-                               'aten::baddbmm_') THEN ty[2] ELSE ty[1] END END AS ta
-    FROM ops
+        CASE WHEN model = 'gemm' THEN CASE WHEN bias_first THEN ty[2] ELSE ty[1] END END AS ta
+    FROM (SELECT *, name IN ('aten::addmm', 'aten::addmm_', 'aten::_addmm_activation', 'aten::baddbmm',
+                             'aten::baddbmm_') AS bias_first  -- (bias, A, B) rather than (A, B, …)
+          FROM ops)
 ),
 gemm AS (
     SELECT *, CASE WHEN gb IS NULL THEN NULL
