@@ -45,18 +45,26 @@ under_out AS (  -- included slices under left-out ones (in practice the profiler
     FROM s c JOIN (SELECT * FROM s WHERE NOT inc AND subtree_end > pre) o
       ON o.trace_id = c.trace_id AND o.pre < c.pre AND c.pre <= o.subtree_end
     WHERE c.inc GROUP BY ALL),
-h AS (  -- level: the depth less the left-out slices above; c: md5(level;frame)
-    SELECT trace_id, uid, pre, subtree_end, self_ns, level, m AS c
-    FROM (SELECT s.*, s.depth - coalesce(u.n, 0) AS level, md5_number((s.depth - coalesce(u.n, 0)) || ';' || s.frame) AS m
-          FROM s LEFT JOIN under_out u ON u.trace_id = s.trace_id AND u.uid = s.uid
-          WHERE s.inc)),
+lv AS (  -- the included slices and their level: the depth less the left-out slices above
+    SELECT s.trace_id, s.uid, s.pre, s.subtree_end, s.self_ns, s.frame, s.subtree_end = s.pre AS leaf,
+           s.depth - coalesce(u.n, 0) AS level
+    FROM s LEFT JOIN under_out u ON u.trace_id = s.trace_id AND u.uid = s.uid
+    WHERE s.inc),
+hc AS MATERIALIZED (  -- c: md5(level;frame), hashed once per distinct pair (a trace repeats few;
+                     -- not materialised, DuckDB hashes after the join, once per slice)
+    SELECT level, frame, md5_number(level || ';' || frame) AS c FROM (SELECT DISTINCT level, frame FROM lv)),
+h AS (SELECT lv.*, hc.c FROM lv JOIN hc ON hc.level = lv.level AND hc.frame = lv.frame),
 ids AS (  -- path id p: the XOR over the included ancestors-or-self, a running XOR over their starts
-          -- (at 2·pre) and ends (at 2·subtree_end+1) in pre-order; q: the path one frame up
+          -- (at 2·pre) and ends (at 2·subtree_end+1) in pre-order; q: the path one frame up. A leaf
+          -- (no slice under it) is the ancestor of nothing: its start adds nothing to the running
+          -- XOR and it has no end, and its own hash goes into its p alone
     SELECT trace_id, uid, self_ns, level, p, xor(p, c) AS q FROM (
-        SELECT *, bit_xor(c) OVER w AS p
-        FROM (SELECT trace_id, uid, self_ns, level, 2 * pre AS k, true AS start, c FROM h
-              UNION ALL SELECT trace_id, NULL, NULL, NULL, 2 * subtree_end + 1, false, c FROM h)
-        WINDOW w AS (PARTITION BY trace_id ORDER BY k ROWS UNBOUNDED PRECEDING))
+        SELECT *, CASE WHEN leaf THEN xor(x, c) ELSE x END AS p
+        FROM (SELECT *, bit_xor(CASE WHEN leaf THEN 0::UHUGEINT ELSE c END) OVER w AS x
+              FROM (SELECT trace_id, uid, self_ns, level, 2 * pre AS k, true AS start, leaf, c FROM h
+                    UNION ALL SELECT trace_id, NULL, NULL, NULL, 2 * subtree_end + 1, false, false, c
+                    FROM h WHERE NOT leaf)
+              WINDOW w AS (PARTITION BY trace_id ORDER BY k ROWS UNBOUNDED PRECEDING)))
     WHERE start),
 launched AS (
     SELECT trace_id, CASE WHEN op_uid < 0 THEN op_uid ELSE launch_uid END AS uid, count(*) AS n,
