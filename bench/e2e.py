@@ -19,6 +19,7 @@ Prints each stage's time, and ends
   RESULT e2e_ratio_to_floor=R peak_rss_mb=M peak_rss_sampled_mb=S events=N
 """
 
+import argparse
 import json
 import os
 import sys
@@ -57,9 +58,13 @@ def _run(code, *args):
 
 
 def main():
-    if len(sys.argv) != 2:
-        sys.exit(__doc__)
-    path = sys.argv[1]
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        epilog=__doc__.split("\n\n", 1)[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("trace")
+    path = parser.parse_args().trace
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path.insert(0, here)
     import tempfile

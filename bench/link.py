@@ -6,8 +6,8 @@ with `RESULT link_seconds=S match_rate=M` (S: wall time of read + ingest + link,
 Chakra's trace linker needs about 2 minutes on the default pair.
 """
 
+import argparse
 import resource
-import sys
 import time
 from pathlib import Path
 
@@ -49,5 +49,8 @@ def main(et_path, k_path):
 
 
 if __name__ == "__main__":
-    args = sys.argv[1:] or [CORPUS / "linear_et.json.gz", CORPUS / "linear_kineto.json.gz"]
-    main(*args)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("et", nargs="?", default=CORPUS / "linear_et.json.gz")
+    parser.add_argument("kineto", nargs="?", default=CORPUS / "linear_kineto.json.gz")
+    a = parser.parse_args()
+    main(a.et, a.kineto)

@@ -5,8 +5,8 @@ Prints the ingest time (read + events table), the tree+links time, rows and peak
 ends with `RESULT tree_ratio_to_ingest=R` (both measured in this one run).
 """
 
+import argparse
 import resource
-import sys
 import time
 
 from tracecols.model.events import events_table
@@ -41,6 +41,6 @@ def main(path):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit(__doc__)
-    main(sys.argv[1])
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("trace")
+    main(parser.parse_args().trace)
