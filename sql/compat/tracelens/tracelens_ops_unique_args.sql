@@ -2,13 +2,13 @@
 -- and call arguments, with the statistics of their direct and subtree GPU times.
 -- Answers, for people coming from TraceLens: which argument sets of a launcher op own the GPU
 -- time, in TraceLens's columns and units.
--- depends: _tracelens_launcher_time, _tracelens_op_category, _tracelens_thread_names
+-- depends: _tracelens_launcher_time, _tracelens_op_category, _tracelens_thread_names, _tracelens_arg_text
 -- Launchers and their times: _tracelens_launcher_time (the rules of tracelens_ops_summary, so
 -- that summing operation_count by name gives its Count). Rows group by name, op category,
 -- host process and thread, and the four argument lists exactly as recorded; the lists are
 -- written as TraceLens prints them, Python tuples: ((512,), (141, 512)), ('c10::BFloat16', ''),
 -- TensorList arguments (kept in events.args, not in input_dims) as tuples of tuples
--- (_tracelens_thread_names, which also gives the process and thread names).
+-- (_tracelens_arg_text; _tracelens_thread_names gives the process and thread names).
 -- A launcher without argument lists (a launch call that launches for itself) has them null.
 -- Not reproduced: kernel_details_summary / trunc_kernel_details (ops_unique_args gives the
 -- kernel names), and the inference reports' parent_module, num_kernels and call_stack columns
@@ -32,14 +32,9 @@
 --   "Cumulative Percentage (%)"       DOUBLE   % (0–100), running sum of the previous column in row order
 CREATE OR REPLACE VIEW tracelens_ops_unique_args AS
 WITH inst AS (
-    SELECT l.*, coalesce(c.category, 'other') AS op_category,
-           _tc_tl_arg_dims(e.input_dims, e.args, 'Input Dims') AS dims, _tc_tl_arg_strs(e.input_types) AS types,
-           _tc_tl_arg_dims(e.input_strides, e.args, 'Input Strides') AS strides,
-           _tc_tl_arg_strs(e.concrete_inputs) AS concrete
+    SELECT l.*, coalesce(c.category, 'other') AS op_category, a.dims, a.types, a.strides, a.concrete
     FROM _tracelens_launcher_time l
-    -- the events of the instances only: DuckDB would build the argument text of every event
-    LEFT JOIN (SELECT * FROM events e SEMI JOIN _tracelens_launcher_time x ON x.trace_id = e.trace_id AND x.uid = e.uid) e
-      ON e.trace_id = l.trace_id AND e.uid = l.uid  -- a grafted launch call has none
+    LEFT JOIN _tracelens_arg_text a ON a.trace_id = l.trace_id AND a.uid = l.uid  -- a grafted launch call has none
     LEFT JOIN _tracelens_op_category c ON c.name = l.name
 ),
 grp AS (

@@ -3,7 +3,7 @@
 -- Answers, for people coming from TraceLens: which op calls (at the level TraceLens models
 -- them: aten::layer_norm rather than native_layer_norm, the SDPA op rather than its flash
 -- kernel op) own the GPU time, and how many FLOPs and bytes they do at what rate.
--- depends: _tracelens_unified_ops, _tracelens_op_category, _tracelens_thread_names, op_perf
+-- depends: _tracelens_unified_ops, _tracelens_op_category, _tracelens_thread_names, _tracelens_arg_text, op_perf
 -- Instances: _tracelens_unified_ops (TraceLens's walk down the op tree; its Kernel Time is the
 -- busy time of the GPU events beneath the op, its duration the op's host duration). Rows
 -- group as tracelens_ops_unique_args does: name, op category, host process and thread, and
@@ -51,18 +51,14 @@ WITH inst AS (
     SELECT u.trace_id, u.uid, u.name, u.pid, u.tid, u.pre, u.has_perf_model, u.dur_ns, u.kernel_ns,
            coalesce(CASE WHEN u.kernel_name IS NULL THEN c.category ELSE _tc_tl_kernel_category(u.kernel_name) END,
                     'other') AS op_category,
-           _tc_tl_arg_dims(e.input_dims, e.args, 'Input Dims') AS dims, _tc_tl_arg_strs(e.input_types) AS types,
-           _tc_tl_arg_dims(e.input_strides, e.args, 'Input Strides') AS strides,
-           _tc_tl_arg_strs(e.concrete_inputs) AS concrete,
+           a.dims, a.types, a.strides, a.concrete,
            p.flops, p.bytes,
            CASE WHEN p.precision IS NULL THEN NULL
                 WHEN p.category IN ('gemm', 'conv_fwd', 'conv_bwd', 'sdpa_fwd', 'sdpa_bwd') THEN 'matrix_' || p.precision
                 WHEN p.category IN ('elementwise', 'norm') THEN 'vector_' || p.precision END AS spec,
            p.bytes / nullif(u.kernel_ns, 0) / 1e3 AS tbps, p.flops / nullif(u.kernel_ns, 0) / 1e3 AS tflops
     FROM _tracelens_unified_ops u
-    -- the events of the instances only: DuckDB would build the argument text of every event
-    LEFT JOIN (SELECT * FROM events e SEMI JOIN _tracelens_unified_ops x ON x.trace_id = e.trace_id AND x.uid = e.uid) e
-      ON e.trace_id = u.trace_id AND e.uid = u.uid
+    LEFT JOIN _tracelens_arg_text a ON a.trace_id = u.trace_id AND a.uid = u.uid
     LEFT JOIN _tracelens_op_category c ON c.name = u.name
     LEFT JOIN op_perf p ON p.trace_id = u.trace_id AND p.uid = u.uid AND u.kernel_name IS NULL
 ),
