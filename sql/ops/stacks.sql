@@ -20,8 +20,9 @@
 -- no hash cancels another; two different paths share an id with a probability of about 2^-128
 -- per pair); the id XOR the slice's own hash is the id of the path one frame up, which gives
 -- `parent` by a join. XOR rather than a sum: one 128-bit column and no overflow to avoid
--- (87-92 -> 80-82 ms on the vLLM capture trace against two 64-bit halves summed). The work is
--- linear in the number of slices. The text of a path is not built here: it would be most of the
+-- (87-92 -> 80-82 ms on the vLLM capture trace against two 64-bit halves summed). Each distinct
+-- (level, name) is hashed once, and leaves, which are nobody's ancestors, stay out of the running
+-- XOR (53 -> 42 ms on the SGLang capture trace). The work is linear in the number of slices. The text of a path is not built here: it would be most of the
 -- answer on deep Python stacks (tens of MB); walk up `parent` for it (`tracecols stacks`, or the
 -- recursive query in docs/analyses.md).
 -- Columns:
@@ -50,8 +51,8 @@ lv AS (  -- the included slices and their level: the depth less the left-out sli
            s.depth - coalesce(u.n, 0) AS level
     FROM s LEFT JOIN under_out u ON u.trace_id = s.trace_id AND u.uid = s.uid
     WHERE s.inc),
-hc AS MATERIALIZED (  -- c: md5(level;frame), hashed once per distinct pair (a trace repeats few;
-                     -- not materialised, DuckDB hashes after the join, once per slice)
+hc AS MATERIALIZED (  -- c: md5(level;frame), once per distinct pair (a trace repeats few); materialised,
+                     -- or DuckDB computes it after the join, once per slice again
     SELECT level, frame, md5_number(level || ';' || frame) AS c FROM (SELECT DISTINCT level, frame FROM lv)),
 h AS (SELECT lv.*, hc.c FROM lv JOIN hc ON hc.level = lv.level AND hc.frame = lv.frame),
 ids AS (  -- path id p: the XOR over the included ancestors-or-self, a running XOR over their starts
