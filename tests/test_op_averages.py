@@ -349,11 +349,10 @@ def test_tracelens_argument_text_is_what_python_prints(dims, types):
     from tracecols.engine import sqlfiles
 
     con = duckdb.connect()
-    setup, _ = sqlfiles.split_view(sqlfiles.load_all()["_tracelens_thread_names"][0], "_tracelens_thread_names")
+    setup, _ = sqlfiles.split_view(sqlfiles.load_all()["_tracelens_arg_text"][0], "_tracelens_arg_text")
     con.execute(setup)
     got = con.execute(
-        "SELECT _tc_tl_arg_dims(d, a, 'Input Dims'), _tc_tl_arg_strs(t) "
-        "FROM (SELECT ?::BIGINT[][] AS d, ?::VARCHAR[] AS t, NULL::VARCHAR AS a)",
+        "SELECT _tc_tl_arg_dims(d, j), _tc_tl_arg_strs(t) FROM (SELECT ?::BIGINT[][] AS d, ?::VARCHAR[] AS t, NULL::JSON AS j)",
         [dims, types],
     ).fetchall()[0]
     assert got == (str(tuple(None if d is None else tuple(d) for d in dims)), str(tuple(types)))
