@@ -337,3 +337,18 @@ def test_args_and_extra_keys_keep_the_trace_order(tmp_path):
     for e, r in zip(events, rows):
         assert list(json.loads(r["args"])) == list(e["args"])
         assert list(json.loads(r["extra"])) == [k for k in e if k.startswith("x_")]
+
+
+@pytest.mark.parametrize("mixed", [False, True], ids=["one layout", "mixed layouts"])
+def test_ids_written_as_text_keep_the_text_and_get_an_int_only_when_canonical(tmp_path, mixed):
+    # 2021 traces write every tid as text: a group of one key layout goes through the vectorised
+    # path, a mixed small group through the per-value one; both must give the same columns.
+    tids = ["25772", "stream 7", "0", "0123", "\u00b2", "123456789012345678", "1234567890123456789"] * 6
+    events = [{"ph": "X", "name": "op", "ts": i, "dur": 1, "pid": 1, "tid": t} for i, t in enumerate(tids)]
+    if mixed:  # each event its own key layout: too few of each for a group of their own
+        for i, e in enumerate(events):
+            e[f"k{i}"] = i
+    info, rows = _events(_write(tmp_path, "t.json", {"traceEvents": events}))
+    want_int = {"25772": 25772, "0": 0, "123456789012345678": 123456789012345678}
+    assert [(r["tid"], r["tid_str"]) for r in rows] == [(want_int.get(t), t) for t in tids]
+    assert [restore_event(r) for r in rows] == events

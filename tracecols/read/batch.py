@@ -16,6 +16,7 @@ from decimal import Decimal
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from . import jsontext
 from .schema import ARROW_KIND, PROMOTED, RAW_SCHEMA
@@ -169,7 +170,7 @@ def _id_strings(values, nums, spill, key):
             spill.get(i, {}).pop(key, None)
             if not spill.get(i, True):
                 del spill[i]
-            if s.isdigit() and (s == "0" or s[0] != "0") and len(s) < 19:
+            if s.isascii() and s.isdigit() and (s == "0" or s[0] != "0") and len(s) < 19:
                 ints[i] = int(s)
     return pa.array(ints, pa.int64()), pa.array(strs, pa.string())
 
@@ -203,14 +204,43 @@ def _convert(dicts, keys, table, spill, checked):
         return {table[k][0]: _column([d.get(k) for d in dicts], table[k][1], spill, k) for k in keys}, False
 
 
+_CANONICAL_INT = r"^(0|[1-9][0-9]{0,17})$"  # the decimal text of an int below 19 digits, as int() writes it
+
+
+def _text_ids(evs, key):
+    """A pid/tid/id field a group writes as text in every event (2021 traces write every tid so):
+    {column: int64, column_str: its text}, the int where the text is a canonical decimal below
+    19 digits, as _id_strings gives it; None when some value is not a string."""
+    try:
+        strs = pa.array([e[key] for e in evs], pa.string())
+    except _CONVERT_ERRORS:
+        return None
+    if strs.null_count:  # a JSON null is kept as such by the other path
+        return None
+    canonical = pc.match_substring_regex(strs, _CANONICAL_INT)
+    col = _CORE[key][0]
+    ints = pc.if_else(canonical, strs, pa.scalar(None, pa.string())).cast(pa.int64())
+    return {col: ints, col + "_str": strs}
+
+
 def _group_columns(evs, ekeys, akeys, mixed, checked):
     """All columns but uid for one group of events, as {name: array}; plus spilled JSON."""
     n = len(evs)
     extra, rest = {}, {}
     core_keys = tuple(k for k in ekeys if k in _CORE)
+    text = {}
+    if not mixed:  # one layout: a field that is text in the first event is text in all, or no faster path
+        for k in core_keys:
+            if _CORE[k][1] == "id" and type(evs[0][k]) is str:
+                found = _text_ids(evs, k)
+                if found is not None:
+                    text.update(found)
+        if text:
+            core_keys = tuple(k for k in core_keys if _CORE[k][0] not in text)
     cols, exact = _convert(evs, core_keys, _CORE, extra, checked)
+    cols.update(text)
     for key, (col, kind) in _CORE.items():
-        if kind == "id" and col in cols and not exact:
+        if kind == "id" and col in cols and not exact and col not in text:
             cols[col], strs = _id_strings([e.get(key) for e in evs], cols[col], extra, key)
             if strs is not None:
                 cols[col + "_str"] = strs
