@@ -159,20 +159,26 @@ def _column(values, kind, spill, key):
     return _finish(pa.array(out, _EXACT[kind]), kind)
 
 
+_CANONICAL_INT = r"^(0|[1-9][0-9]{0,17})$"  # the decimal text of an int below 19 digits, as int() writes it
+
+
+def _canonical_ints(text):
+    """int64 of a string array where the text is a canonical decimal (_CANONICAL_INT), else null."""
+    return pc.if_else(pc.match_substring_regex(text, _CANONICAL_INT), text, pa.scalar(None, pa.string())).cast(pa.int64())
+
+
 def _id_strings(values, nums, spill, key):
     """pid/tid/id written as strings: keep the text; a canonical decimal string also gets its int."""
     strs = [v if type(v) is str else None for v in values]
     if not any(s is not None for s in strs):
         return nums, None
-    ints = nums.to_pylist()
     for i, s in enumerate(strs):
         if s is not None:
             spill.get(i, {}).pop(key, None)
             if not spill.get(i, True):
                 del spill[i]
-            if s.isascii() and s.isdigit() and (s == "0" or s[0] != "0") and len(s) < 19:
-                ints[i] = int(s)
-    return pa.array(ints, pa.int64()), pa.array(strs, pa.string())
+    text = pa.array(strs, pa.string())
+    return pc.if_else(text.is_valid(), _canonical_ints(text), nums), text
 
 
 _struct_cache: dict = {}
@@ -204,9 +210,6 @@ def _convert(dicts, keys, table, spill, checked):
         return {table[k][0]: _column([d.get(k) for d in dicts], table[k][1], spill, k) for k in keys}, False
 
 
-_CANONICAL_INT = r"^(0|[1-9][0-9]{0,17})$"  # the decimal text of an int below 19 digits, as int() writes it
-
-
 def _text_ids(evs, key):
     """A pid/tid/id field a group writes as text in every event (2021 traces write every tid so):
     {column: int64, column_str: its text}, the int where the text is a canonical decimal below
@@ -217,10 +220,8 @@ def _text_ids(evs, key):
         return None
     if strs.null_count:  # a JSON null is kept as such by the other path
         return None
-    canonical = pc.match_substring_regex(strs, _CANONICAL_INT)
     col = _CORE[key][0]
-    ints = pc.if_else(canonical, strs, pa.scalar(None, pa.string())).cast(pa.int64())
-    return {col: ints, col + "_str": strs}
+    return {col: _canonical_ints(strs), col + "_str": strs}
 
 
 def _group_columns(evs, ekeys, akeys, mixed, checked):
