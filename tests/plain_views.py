@@ -55,7 +55,7 @@ LEFT JOIN traces t ON t.trace_id = m.trace_id
 ORDER BY m.trace_id, m.device_type, m.device_id, m.ts_ns, m.uid
 """,
     "_op_time": r"""
-WITH ev AS (
+WITH RECURSIVE ev AS (
     SELECT s.trace_id, s.uid, s.name, s.cat, s.pre, s.subtree_end, s.dur_ns, s.self_ns,
            -- a TensorList argument is one level deeper than events.input_dims holds: read it from args
            coalesce(CAST(e.input_dims AS VARCHAR),
@@ -89,10 +89,25 @@ per AS (
 ),
 dev AS (
     SELECT trace_id, ouid, coalesce(sum(self_dev), 0) AS self_dev, coalesce(sum(dev), 0) AS dev FROM per GROUP BY ALL
-)
-SELECT ev.trace_id, ev.uid, ev.name, ev.cat, ev.input_shapes, ev.input_types, ev.dur_ns, ev.self_ns,
+),
+folded AS (  -- torch folds an only child of a parent of the same name into the parent
+    SELECT c.trace_id, c.uid, p.uid AS parent_uid FROM ev c JOIN slices p ON p.trace_id = c.trace_id AND p.uid = (
+        SELECT parent_uid FROM slices x WHERE x.trace_id = c.trace_id AND x.uid = c.uid)
+    WHERE p.name = c.name AND (SELECT count(*) FROM slices k WHERE k.trace_id = p.trace_id AND k.parent_uid = p.uid) = 1
+),
+up AS (  -- climb while the event reached is folded too
+    SELECT trace_id, uid, parent_uid AS top FROM folded
+    UNION ALL SELECT u.trace_id, u.uid, f.parent_uid FROM up u JOIN folded f ON f.trace_id = u.trace_id AND f.uid = u.top
+),
+tops AS (SELECT * FROM up u WHERE NOT EXISTS (SELECT 1 FROM folded f WHERE f.trace_id = u.trace_id AND f.uid = u.top))
+SELECT ev.trace_id, ev.uid, regexp_replace(ev.name, '^ProfilerStep#.*$', 'ProfilerStep*') AS name, ev.cat,
+       coalesce(te.input_shapes, CASE WHEN t.top IS NULL THEN ev.input_shapes END) AS input_shapes,
+       coalesce(te.input_types, CASE WHEN t.top IS NULL THEN ev.input_types END) AS input_types,
+       t.top IS NOT NULL AS folded, ev.dur_ns, ev.self_ns,
        coalesce(d.self_dev, 0)::BIGINT AS self_device_ns, coalesce(d.dev, 0)::BIGINT AS device_ns
 FROM ev LEFT JOIN dev d ON d.trace_id = ev.trace_id AND d.ouid = ev.uid
+LEFT JOIN tops t ON t.trace_id = ev.trace_id AND t.uid = ev.uid
+LEFT JOIN ev te ON te.trace_id = t.trace_id AND te.uid = t.top
 """,
     "stacks": r"""
 WITH RECURSIVE s AS (

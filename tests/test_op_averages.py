@@ -139,6 +139,31 @@ def test_op_averages_by_shape_by_hand(nested):
     assert [(r["input_shapes"], r["calls"]) for r in step] == [(None, 1)]
 
 
+def test_an_only_child_of_its_own_name_folds_into_its_parent(tmp_path):
+    """torch's table drops an event that is its parent's only child and has its name: aten::sum
+    calling its other overload is one call; aten::mul with a second child is not folded. Every
+    ProfilerStep#N is one row, ProfilerStep*."""
+    t = Trace()
+    t.host("user_annotation", "ProfilerStep#1", 0, 100)
+    t.host("cpu_op", "aten::sum", 10, 40, [[2, 4], []])
+    t.host("cpu_op", "aten::sum", 12, 36, [[2, 4], [], [], []])
+    t.launch("cudaLaunchKernel", 20, 2, "sum_k", 30, 5)
+    t.host("cpu_op", "aten::mul", 60, 30, [[2, 4], [2, 4]])
+    t.host("cpu_op", "aten::mul", 62, 8, [[8], [8]])
+    t.launch("cudaLaunchKernel", 75, 2, "mul_k", 80, 3)
+    t.host("user_annotation", "ProfilerStep#2", 100, 20)
+    tr = t.open(tmp_path)
+    rows = {r["name"]: [r[c] for c in AVG_COLS] for r in tr.sql("select * from op_averages").to_dicts()}
+    assert rows == {  # calls, self CPU, CPU total, self device, device total (µs)
+        "ProfilerStep*": [2, (100 - 40 - 30 + 20) * US, 120 * US, 0, 8 * US],
+        "aten::sum": [1, (4 + 34) * US, 40 * US, 5 * US, 5 * US],  # the inner one's self times, not its totals
+        "aten::mul": [2, (30 - 8 - 2 + 8) * US, (30 + 8) * US, 3 * US, 3 * US],
+        "cudaLaunchKernel": [2, 4 * US, 4 * US, 0, 0],
+    }
+    by_shape = tr.sql("select input_shapes, calls, self_cpu_ns from op_averages_by_shape where name = 'aten::sum'").rows()
+    assert by_shape == [("[[2, 4], []]", 1, 38 * US)]  # under the parent's shapes
+
+
 def test_ops_unique_args_by_hand(nested):
     rows = {(r["name"], r["input_dims"]): r for r in nested.sql("select * from ops_unique_args").to_dicts()}
     assert set(rows) == {
@@ -196,25 +221,39 @@ def reference_op_averages(t):
     """{(name, cat): [calls, self CPU, CPU total, self device, device total]} from slices and
     kernels rows: every cpu_op / user_annotation above the launch call gets the event's
     duration; the nearest cpu_op gets it as self time, else the nearest user_annotation.
-    A graph-replayed kernel's walk starts at its grafted op (beneath the graph launch)."""
+    A graph-replayed kernel's walk starts at its grafted op (beneath the graph launch).
+    As in torch's table, an event that is its parent's only child and has its name is no call
+    of its own and adds to no total (its self times count all the same), and every
+    ProfilerStep#N is ProfilerStep*."""
     cats = ("cpu_op", "user_annotation", "cuda_runtime", "cuda_driver")
     sl = {
         r["uid"]: r for r in t.sql("select uid, name, cat, parent_uid, dur_ns, self_ns, uid < 0 as graph from slices").to_dicts()
     }
+    children = collections.Counter(r["parent_uid"] for r in sl.values())
+
+    def folded(r):
+        p = sl.get(r["parent_uid"])
+        return p is not None and p["name"] == r["name"] and children[p["uid"]] == 1
+
+    def key(r):
+        return ("ProfilerStep*" if r["name"].startswith("ProfilerStep#") else r["name"], r["cat"])
+
     out = collections.defaultdict(lambda: [0, 0, 0, 0, 0])
     for r in sl.values():
         if r["cat"] in cats:
-            row = out[(r["name"], r["cat"])]
-            row[0] += 1
+            row = out[key(r)]
             row[1] += r["self_ns"]
-            row[2] += r["dur_ns"]
+            if not folded(r):
+                row[0] += 1
+                row[2] += r["dur_ns"]
     for k in t.sql("select launch_uid, op_uid, dur_ns from kernels where launch_uid is not null").to_dicts():
         grafted = k["op_uid"] is not None and sl[k["op_uid"]]["graph"]
         up, owner, ann_owner = k["op_uid"] if grafted else sl[k["launch_uid"]]["parent_uid"], None, None
         while up is not None:
             s = sl[up]
             if s["cat"] in ("cpu_op", "user_annotation"):
-                out[(s["name"], s["cat"])][4] += k["dur_ns"]
+                if not folded(s):
+                    out[key(s)][4] += k["dur_ns"]
                 if s["cat"] == "cpu_op" and owner is None:
                     owner = s
                 if s["cat"] == "user_annotation" and ann_owner is None:
@@ -222,7 +261,7 @@ def reference_op_averages(t):
             up = s["parent_uid"]
         owner = owner or ann_owner
         if owner is not None:
-            out[(owner["name"], owner["cat"])][3] += k["dur_ns"]
+            out[key(owner)][3] += k["dur_ns"]
     return out
 
 

@@ -3,13 +3,21 @@
 -- Answers: how much CPU time and device time does torch count for this one event.
 -- depends: slices, events, _op_device_time
 -- Device time: _op_device_time (torch's rules for it are there).
+-- Folding: torch's table drops an event that is its parent's only child and has its parent's name
+-- (aten::sum calling aten::sum's other overload, aten::mul calling aten::mul): the parent takes
+-- its children and its device events, so the child is no call of its own and adds nothing to
+-- the name's CPU or device total, while its self times count under the parent (a chain of such
+-- events folds into the top one). In pre-order an only child comes right after its parent, so
+-- a chain is a run of consecutive pre numbers. torch also keys every ProfilerStep#N as one
+-- name, ProfilerStep*.
 -- Columns (one row per cpu_op, user_annotation, cuda_runtime and cuda_driver slice):
 --   trace_id        INTEGER  trace
 --   uid             BIGINT   the slice
---   name            VARCHAR  event name
+--   name            VARCHAR  event name as torch's table keys it (ProfilerStep#N: ProfilerStep*)
 --   cat             VARCHAR  cpu_op, user_annotation, cuda_runtime or cuda_driver
---   input_shapes    VARCHAR  Input Dims as text (null when the event has none)
---   input_types     VARCHAR  Input type as JSON text, e.g. ["float","Scalar"] (null when the event has none)
+--   input_shapes    VARCHAR  Input Dims as text (null when the event has none); a folded event: its chain top's
+--   input_types     VARCHAR  Input type as JSON text, e.g. ["float","Scalar"] (null when none); folded: its chain top's
+--   folded          BOOLEAN  torch merges this event into its parent (see Folding): no call, CPU or device total of its own
 --   dur_ns          BIGINT   ns, host wall time (torch's CPU total of one event)
 --   self_ns         BIGINT   ns, dur_ns minus the children's durations (torch's self CPU)
 --   self_device_ns  BIGINT   ns, sum of durations of the device events this event launched
@@ -28,7 +36,28 @@ WITH ev AS (
         FROM events WHERE cat IN ('cpu_op', 'user_annotation', 'cuda_runtime', 'cuda_driver')
     ) e ON e.trace_id = s.trace_id AND e.uid = s.uid
     WHERE s.cat IN ('cpu_op', 'user_annotation', 'cuda_runtime', 'cuda_driver')
+),
+folded AS (  -- only children of a parent of the same name
+    SELECT c.trace_id, c.uid, c.parent_uid, c.pre
+    FROM slices c JOIN slices p ON p.trace_id = c.trace_id AND p.uid = c.parent_uid
+    WHERE p.n_children = 1 AND p.name = c.name AND c.cat IN ('cpu_op', 'user_annotation', 'cuda_runtime', 'cuda_driver')
+),
+tops AS (  -- each folded event's chain top: the last unfolded event before it in its run of pre numbers
+    SELECT trace_id, uid, top FROM (
+        SELECT *, last_value(CASE WHEN NOT f THEN uid END IGNORE NULLS) OVER (PARTITION BY trace_id ORDER BY pre) AS top
+        FROM (SELECT trace_id, uid, pre, bool_or(f) AS f FROM (
+                  SELECT trace_id, uid, pre, true AS f FROM folded
+                  UNION ALL SELECT trace_id, parent_uid, pre - 1, false FROM folded)
+              GROUP BY ALL))
+    WHERE f
 )
-SELECT ev.trace_id, ev.uid, ev.name, ev.cat, ev.input_shapes, ev.input_types, ev.dur_ns, ev.self_ns,
+SELECT ev.trace_id, ev.uid,
+       CASE WHEN ev.name LIKE 'ProfilerStep#%' THEN 'ProfilerStep*' ELSE ev.name END AS name, ev.cat,
+       CASE WHEN t.top IS NULL THEN ev.input_shapes ELSE te.input_shapes END AS input_shapes,
+       CASE WHEN t.top IS NULL THEN ev.input_types ELSE te.input_types END AS input_types,
+       t.top IS NOT NULL AS folded, ev.dur_ns, ev.self_ns,
        coalesce(d.self_device_ns, 0) AS self_device_ns, coalesce(d.device_ns, 0) AS device_ns
-FROM ev LEFT JOIN _op_device_time d ON d.trace_id = ev.trace_id AND d.uid = ev.uid;
+FROM ev
+LEFT JOIN _op_device_time d ON d.trace_id = ev.trace_id AND d.uid = ev.uid
+LEFT JOIN tops t ON t.trace_id = ev.trace_id AND t.uid = ev.uid
+LEFT JOIN ev te ON te.trace_id = t.trace_id AND te.uid = t.top;

@@ -2,7 +2,8 @@
 -- key_averages(group_by_input_shape=True).
 -- Answers: which call shapes of an op cost the time.
 -- depends: _op_time
--- Same definitions as op_averages (nested calls of one name count each; % of the trace's
+-- Same definitions as op_averages (nested calls of one name count each, an only child of its
+-- name's parent folds into it and counts under the parent's shapes; % of the trace's
 -- total self time). Shapes are `Input Dims` as text (events without them: null), and rows
 -- are split by `Input type` too (torch keys by shapes only; two dtypes of one shape are two rows here).
 -- Columns (one row per trace, name and shapes, sorted by device total, then CPU total, descending):
@@ -22,13 +23,13 @@
 --   cpu_total_pct          DOUBLE   % (can exceed 100), cpu_total_ns / the trace's total self CPU time
 --   self_device_pct        DOUBLE   % (0–100) of the trace's total self device time (null without device time)
 CREATE OR REPLACE VIEW op_averages_by_shape AS
-SELECT trace_id, name, cat, input_shapes, input_types, count(*)::BIGINT AS calls,
-       sum(self_ns)::BIGINT AS self_cpu_ns, sum(dur_ns)::BIGINT AS cpu_total_ns,
-       sum(dur_ns) / count(*) AS cpu_avg_ns,
-       sum(self_device_ns)::BIGINT AS self_device_ns, sum(device_ns)::BIGINT AS device_total_ns,
-       sum(device_ns) / count(*) AS device_avg_ns,
+SELECT trace_id, name, cat, input_shapes, input_types, count(*) FILTER (WHERE NOT folded)::BIGINT AS calls,
+       sum(self_ns)::BIGINT AS self_cpu_ns, sum(dur_ns) FILTER (WHERE NOT folded)::BIGINT AS cpu_total_ns,
+       sum(dur_ns) FILTER (WHERE NOT folded) / count(*) FILTER (WHERE NOT folded) AS cpu_avg_ns,
+       sum(self_device_ns)::BIGINT AS self_device_ns, sum(device_ns) FILTER (WHERE NOT folded)::BIGINT AS device_total_ns,
+       sum(device_ns) FILTER (WHERE NOT folded) / count(*) FILTER (WHERE NOT folded) AS device_avg_ns,
        100.0 * sum(self_ns) / nullif(sum(sum(self_ns)) OVER (PARTITION BY trace_id), 0) AS self_cpu_pct,
-       100.0 * sum(dur_ns) / nullif(sum(sum(self_ns)) OVER (PARTITION BY trace_id), 0) AS cpu_total_pct,
+       100.0 * sum(dur_ns) FILTER (WHERE NOT folded) / nullif(sum(sum(self_ns)) OVER (PARTITION BY trace_id), 0) AS cpu_total_pct,
        100.0 * sum(self_device_ns) / nullif(sum(sum(self_device_ns)) OVER (PARTITION BY trace_id), 0)
            AS self_device_pct
 FROM _op_time
