@@ -77,7 +77,8 @@ REWRITTEN = {
         "generated/cpu_train_step.pt.trace.json.gz",
     ],
     "stacks": DEEP_STACKS + [SGLANG_CAPTURE],
-    "optimizable_ops": DEEP_STACKS[:2] + [DF_INDEX],  # cpu_train_step has no device
+    # cpu_train_step has no device; linear_kineto has no Python frames (no source to find)
+    "optimizable_ops": DEEP_STACKS[:2] + [DF_INDEX, "param/et_replay/tests/inputs/linear_kineto.json.gz"],
     "inference_steps": [
         DF_INDEX,
         "TraceLens/tests/traces/inference/sglang_decode/sglang_Qwen3-8B_decode.json.gz",

@@ -72,7 +72,7 @@ falling AS (
 ),
 hostp AS (SELECT DISTINCT trace_id, device, launch_pid AS pid FROM kernels WHERE launch_pid IS NOT NULL),
 ops AS (
-    SELECT h.device, s.trace_id, s.uid, s.name, s.pid, s.tid, s.ts_ns, s.end_ns, s.dur_ns, s.self_ns
+    SELECT h.device, s.trace_id, s.uid, s.name, s.pid, s.tid, s.ts_ns, s.end_ns, s.dur_ns, s.self_ns, s.pre
     FROM slices s JOIN hostp h ON h.trace_id = s.trace_id AND h.pid = s.pid
     WHERE s.cat = 'cpu_op'
 ),
@@ -129,18 +129,13 @@ idle_cum AS (  -- idle pieces with the idle time before each
                                         ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS before
     FROM idle_u
 ),
-idle_of AS (  -- idle time before t = before(last piece starting at or before t) + the part of it before t
-    SELECT c.trace_id, c.device, c.uid,
-           (i2.before + least(c.end_ns, i2.e) - i2.b)
-           - coalesce(i1.before + least(c.ts_ns, i1.e) - i1.b, 0) AS idle_ns
-    FROM cand c
-    ASOF LEFT JOIN idle_cum i2 ON i2.trace_id = c.trace_id AND i2.device = c.device AND c.end_ns >= i2.b
-    ASOF LEFT JOIN idle_cum i1 ON i1.trace_id = c.trace_id AND i1.device = c.device AND c.ts_ns >= i1.b
-),
-sc AS (
-    SELECT c.*, coalesce(i.idle_ns, 0)::BIGINT AS idle_ns,
-           coalesce(i.idle_ns, 0) / nullif(c.dur_ns, 0)::DOUBLE AS frac
-    FROM cand c LEFT JOIN idle_of i ON i.trace_id = c.trace_id AND i.device = c.device AND i.uid = c.uid
+sc AS (  -- idle time before t = before(last piece starting at or before t) + the part of it before t;
+         -- the op's: that before its end less that before its start
+    SELECT *, coalesce(idle, 0)::BIGINT AS idle_ns, coalesce(idle, 0) / nullif(dur_ns, 0)::DOUBLE AS frac
+    FROM (SELECT c.*, (i2.before + least(c.end_ns, i2.e) - i2.b) - coalesce(i1.before + least(c.ts_ns, i1.e) - i1.b, 0) AS idle
+          FROM cand c
+          ASOF LEFT JOIN idle_cum i2 ON i2.trace_id = c.trace_id AND i2.device = c.device AND c.end_ns >= i2.b
+          ASOF LEFT JOIN idle_cum i1 ON i1.trace_id = c.trace_id AND i1.device = c.device AND c.ts_ns >= i1.b)
 ),
 z AS (
     SELECT *,
@@ -155,8 +150,10 @@ frames AS (  -- python frames named like file.py(line): intervals [pre, subtree_
     SEMI JOIN (SELECT DISTINCT trace_id, pid, tid FROM cand) c ON c.trace_id = s.trace_id AND c.pid = s.pid AND c.tid = s.tid
     WHERE s.cat = 'python_function' AND regexp_matches(s.name, '\.py\(.*\)')
 ),
-cpos AS (SELECT DISTINCT z.trace_id, z.uid, 2 * s.pre AS x
-         FROM z JOIN slices s ON s.trace_id = z.trace_id AND s.uid = z.uid),
+cpos AS (  -- the candidates on threads that have such frames (a trace without Python stacks has none)
+    SELECT DISTINCT z.trace_id, z.uid, 2 * z.pre AS x
+    FROM z JOIN (SELECT DISTINCT trace_id, pid, tid FROM frames) f ON f.trace_id = z.trace_id AND f.pid = z.pid AND f.tid = z.tid
+),
 marks AS (  -- in one pre-order stream: frame starts (+1, key 2·pre+1), frame ends (-1, key
             -- 2·subtree_end+1) and candidates (0, key 2·pre): a candidate lies strictly inside
             -- a frame exactly when the frame's start and not its end come before it
