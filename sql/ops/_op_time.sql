@@ -23,21 +23,7 @@
 --   self_device_ns  BIGINT   ns, sum of durations of the device events this event launched
 --   device_ns       BIGINT   ns, sum of durations of the device events launched in its subtree
 CREATE OR REPLACE VIEW _op_time AS
-WITH ev AS (
-    SELECT s.trace_id, s.uid, s.name, s.cat, s.dur_ns, s.self_ns, e.input_shapes, e.input_types
-    -- grafted graph nodes other than cpu_ops have no events row (docs/graphs.md)
-    FROM slices s LEFT JOIN (  -- the arguments' text made before the join, which then carries
-                               -- two strings, not every event's args (4 GB: 7M ops, out of memory)
-        SELECT trace_id, uid,
-               -- a TensorList argument is one level deeper than events.input_dims holds: read it from args
-               coalesce(CAST(input_dims AS VARCHAR),
-                        regexp_replace(json_extract(args, '$."Input Dims"')::VARCHAR, ',', ', ', 'g')) AS input_shapes,
-               coalesce(to_json(input_types)::VARCHAR, json_extract(args, '$."Input type"')::VARCHAR) AS input_types
-        FROM events WHERE cat IN ('cpu_op', 'user_annotation', 'cuda_runtime', 'cuda_driver')
-    ) e ON e.trace_id = s.trace_id AND e.uid = s.uid
-    WHERE s.cat IN ('cpu_op', 'user_annotation', 'cuda_runtime', 'cuda_driver')
-),
-folded AS (  -- only children of a parent of the same name
+WITH folded AS (  -- only children of a parent of the same name
     SELECT c.trace_id, c.uid, c.parent_uid, c.pre
     FROM slices c JOIN slices p ON p.trace_id = c.trace_id AND p.uid = c.parent_uid
     WHERE p.n_children = 1 AND p.name = c.name AND c.cat IN ('cpu_op', 'user_annotation', 'cuda_runtime', 'cuda_driver')
@@ -51,13 +37,21 @@ tops AS (  -- each folded event's chain top: the last unfolded event before it i
               GROUP BY ALL))
     WHERE f
 )
-SELECT ev.trace_id, ev.uid,
-       CASE WHEN ev.name LIKE 'ProfilerStep#%' THEN 'ProfilerStep*' ELSE ev.name END AS name, ev.cat,
-       CASE WHEN t.top IS NULL THEN ev.input_shapes ELSE te.input_shapes END AS input_shapes,
-       CASE WHEN t.top IS NULL THEN ev.input_types ELSE te.input_types END AS input_types,
-       t.top IS NOT NULL AS folded, ev.dur_ns, ev.self_ns,
+SELECT s.trace_id, s.uid,
+       CASE WHEN s.name LIKE 'ProfilerStep#%' THEN 'ProfilerStep*' ELSE s.name END AS name, s.cat,
+       e.input_shapes, e.input_types, t.top IS NOT NULL AS folded, s.dur_ns, s.self_ns,
        coalesce(d.self_device_ns, 0) AS self_device_ns, coalesce(d.device_ns, 0) AS device_ns
-FROM ev
-LEFT JOIN _op_device_time d ON d.trace_id = ev.trace_id AND d.uid = ev.uid
-LEFT JOIN tops t ON t.trace_id = ev.trace_id AND t.uid = ev.uid
-LEFT JOIN ev te ON te.trace_id = t.trace_id AND te.uid = t.top;
+FROM slices s
+LEFT JOIN tops t ON t.trace_id = s.trace_id AND t.uid = s.uid
+-- grafted graph nodes other than cpu_ops have no events row (docs/graphs.md)
+LEFT JOIN (  -- the arguments' text made before the join, which then carries two strings, not
+             -- every event's args (4 GB: 7M ops, out of memory); a folded event takes its top's
+    SELECT trace_id, uid,
+           -- a TensorList argument is one level deeper than events.input_dims holds: read it from args
+           coalesce(CAST(input_dims AS VARCHAR),
+                    regexp_replace(json_extract(args, '$."Input Dims"')::VARCHAR, ',', ', ', 'g')) AS input_shapes,
+           coalesce(to_json(input_types)::VARCHAR, json_extract(args, '$."Input type"')::VARCHAR) AS input_types
+    FROM events WHERE cat IN ('cpu_op', 'user_annotation', 'cuda_runtime', 'cuda_driver')
+) e ON e.trace_id = s.trace_id AND e.uid = coalesce(t.top, s.uid)
+LEFT JOIN _op_device_time d ON d.trace_id = s.trace_id AND d.uid = s.uid
+WHERE s.cat IN ('cpu_op', 'user_annotation', 'cuda_runtime', 'cuda_driver');
