@@ -2,7 +2,7 @@
 """The whole pipeline on every real trace, each against its own parser floor, in one run.
 
 usage: bench/corpus.py [DIR_OR_TRACE ...] [--repeat N] [--top N] [--json OUT]
-                                                                  (default: ../shared/traces)
+                                                 (default: ../shared/traces and tests/data)
 
 For every Kineto trace found (ET files, rocprof output and TraceLens's CSVs are passed over),
 three fresh subprocesses, one after the other:
@@ -36,6 +36,10 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_DIR = HERE.parent.parent / "shared" / "traces"
+# the real traces the project keeps itself (tests/data/h100: torch 2.11 on an H100, with torch's
+# own key_averages), named from the repository's root
+OWN_DIR = HERE.parent / "tests" / "data"
+DEFAULT_DIRS = [DEFAULT_DIR, OWN_DIR]
 
 
 def is_kineto(path):
@@ -55,7 +59,7 @@ def is_kineto(path):
 
 def traces(args):
     out = []
-    for a in args or [str(DEFAULT_DIR)]:
+    for a in args or [str(d) for d in DEFAULT_DIRS]:
         p = Path(a)
         files = sorted(f for f in p.rglob("*.json*") if f.is_file()) if p.is_dir() else [p]
         out += [f for f in files if f.name.endswith((".json", ".json.gz")) and is_kineto(f)]
@@ -64,8 +68,9 @@ def traces(args):
 
 def short(path, roots):
     """The trace's name: its path under the first directory given that holds it, else under
-    the corpus, else its file name (a trace given by itself is no root: all would be '.')."""
-    for r in [r for r in roots if Path(r).is_dir()] + [str(DEFAULT_DIR)]:
+    the corpus, else under the repository, else its file name (a trace given by itself is no
+    root: all would be '.')."""
+    for r in [r for r in roots if Path(r).is_dir()] + [str(DEFAULT_DIR), str(HERE.parent)]:
         try:
             return str(Path(path).resolve().relative_to(Path(r).resolve()))
         except ValueError:
@@ -134,10 +139,10 @@ def main():
     ap.add_argument("--repeat", type=int, default=1, help="runs per trace, the fastest kept (default 1)")
     ap.add_argument("--json", help="also write every measurement (per view too) to this file")
     a = ap.parse_args()
-    roots = a.paths or [str(DEFAULT_DIR)]
+    roots = a.paths
     files = traces(a.paths)
     if not files:
-        sys.exit(f"bench/corpus.py: no Kineto trace under {', '.join(roots)}")
+        sys.exit(f"bench/corpus.py: no Kineto trace under {', '.join(roots or map(str, DEFAULT_DIRS))}")
     load0 = os.getloadavg()
     t0 = time.perf_counter()
     rows = {}

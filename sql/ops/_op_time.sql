@@ -27,6 +27,7 @@ WITH folded AS (  -- only children of a parent of the same name
     SELECT c.trace_id, c.uid, c.parent_uid, c.pre
     FROM slices c JOIN slices p ON p.trace_id = c.trace_id AND p.uid = c.parent_uid
     WHERE p.n_children = 1 AND p.name = c.name AND c.cat IN ('cpu_op', 'user_annotation', 'cuda_runtime', 'cuda_driver')
+      AND p.cat IN ('cpu_op', 'user_annotation', 'cuda_runtime', 'cuda_driver')
 ),
 tops AS (  -- each folded event's chain top: the last unfolded event before it in its run of pre numbers
     SELECT trace_id, uid, top FROM (
@@ -36,22 +37,29 @@ tops AS (  -- each folded event's chain top: the last unfolded event before it i
                   UNION ALL SELECT trace_id, parent_uid, pre - 1, false FROM folded)
               GROUP BY ALL))
     WHERE f
-)
-SELECT s.trace_id, s.uid,
-       CASE WHEN s.name LIKE 'ProfilerStep#%' THEN 'ProfilerStep*' ELSE s.name END AS name, s.cat,
-       e.input_shapes, e.input_types, t.top IS NOT NULL AS folded, s.dur_ns, s.self_ns,
-       coalesce(d.self_device_ns, 0) AS self_device_ns, coalesce(d.device_ns, 0) AS device_ns
-FROM slices s
-LEFT JOIN tops t ON t.trace_id = s.trace_id AND t.uid = s.uid
--- grafted graph nodes other than cpu_ops have no events row (docs/graphs.md)
-LEFT JOIN (  -- the arguments' text made before the join, which then carries two strings, not
-             -- every event's args (4 GB: 7M ops, out of memory); a folded event takes its top's
+),
+shapes AS (  -- the arguments' text made before the join, which then carries two strings, not every
+             -- event's args (4 GB: 7M ops, out of memory)
     SELECT trace_id, uid,
            -- a TensorList argument is one level deeper than events.input_dims holds: read it from args
            coalesce(CAST(input_dims AS VARCHAR),
                     regexp_replace(json_extract(args, '$."Input Dims"')::VARCHAR, ',', ', ', 'g')) AS input_shapes,
            coalesce(to_json(input_types)::VARCHAR, json_extract(args, '$."Input type"')::VARCHAR) AS input_types
     FROM events WHERE cat IN ('cpu_op', 'user_annotation', 'cuda_runtime', 'cuda_driver')
-) e ON e.trace_id = s.trace_id AND e.uid = coalesce(t.top, s.uid)
+),
+top_shapes AS (  -- the folded events' shapes: their tops', a small join of its own (one join of every op
+                 -- on coalesce(top, uid) ran out of DuckDB's memory at 4 GB)
+    SELECT t.trace_id, t.uid, e.input_shapes, e.input_types FROM tops t JOIN shapes e ON e.trace_id = t.trace_id AND e.uid = t.top
+)
+SELECT s.trace_id, s.uid,
+       CASE WHEN s.name LIKE 'ProfilerStep#%' THEN 'ProfilerStep*' ELSE s.name END AS name, s.cat,
+       CASE WHEN t.uid IS NULL THEN e.input_shapes ELSE t.input_shapes END AS input_shapes,
+       CASE WHEN t.uid IS NULL THEN e.input_types ELSE t.input_types END AS input_types,
+       t.uid IS NOT NULL AS folded, s.dur_ns, s.self_ns,
+       coalesce(d.self_device_ns, 0) AS self_device_ns, coalesce(d.device_ns, 0) AS device_ns
+FROM slices s
+-- grafted graph nodes other than cpu_ops have no events row (docs/graphs.md)
+LEFT JOIN shapes e ON e.trace_id = s.trace_id AND e.uid = s.uid
+LEFT JOIN top_shapes t ON t.trace_id = s.trace_id AND t.uid = s.uid
 LEFT JOIN _op_device_time d ON d.trace_id = s.trace_id AND d.uid = s.uid
 WHERE s.cat IN ('cpu_op', 'user_annotation', 'cuda_runtime', 'cuda_driver');
