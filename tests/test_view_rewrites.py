@@ -3,6 +3,7 @@ where the slow shape occurs (deep Python stacks, many frames per op)."""
 
 import math
 import re
+from pathlib import Path
 
 import pytest
 from conftest import CORPUS
@@ -55,6 +56,8 @@ DEEP_STACKS = [
     "TraceLens/tests/traces/h100/facebook_timesformer-base-finetuned-k400__1016002.json.gz",
     "generated/cpu_train_step.pt.trace.json.gz",
 ]
+# torch 2.11 on an H100, with_stack and profile_memory: 28k Python frames 21 deep, 10k [memory] events
+H100_STACKS = str(Path(__file__).parent / "data" / "h100" / "stacks_infer.pt.trace.json.gz")
 DF_INDEX = "HolisticTraceAnalysis/tests/data/df_index_resolver/df_index_resolver.json.gz"  # 2,035 annotations
 MTIA = "HolisticTraceAnalysis/tests/data/mtia_inference_trace/mtia_inference_rank_0.json.gz"  # 1,696
 VLLM_CAPTURE = (
@@ -63,7 +66,7 @@ VLLM_CAPTURE = (
 )  # 70 levels, 1,184 [memory]
 SGLANG_CAPTURE = "TraceLens/tests/traces/inference/sglang_decode/capture_traces/bs_32_rank0.json.gz"  # 62 levels
 REWRITTEN = {
-    "memory_timeline": DEEP_STACKS + [DF_INDEX, VLLM_CAPTURE],
+    "memory_timeline": DEEP_STACKS + [DF_INDEX, VLLM_CAPTURE, H100_STACKS],
     # host annotations only (DF_INDEX), both sides, few (train_resnet18, normalization_layer_test)
     "_annotations": [
         DF_INDEX,
@@ -75,8 +78,9 @@ REWRITTEN = {
         MTIA,
         "param/et_replay/tests/inputs/linear_kineto.json.gz",
         "generated/cpu_train_step.pt.trace.json.gz",
+        H100_STACKS,
     ],
-    "stacks": DEEP_STACKS + [SGLANG_CAPTURE],
+    "stacks": DEEP_STACKS + [SGLANG_CAPTURE, H100_STACKS],
     # cpu_train_step has no device; linear_kineto has no Python frames (no source to find)
     "optimizable_ops": DEEP_STACKS[:2] + [DF_INDEX, "param/et_replay/tests/inputs/linear_kineto.json.gz"],
     "inference_steps": [

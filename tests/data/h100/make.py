@@ -1,10 +1,10 @@
 """Record GPU traces and torch.profiler's own key_averages() of the same runs, on a CUDA machine.
 
-    python make.py [OUTDIR]        (torch with CUDA; one GPU)
+    python make.py [OUTDIR [RECIPE ...]]     (torch with CUDA; one GPU)
 
 A small decoder block (attention by scaled_dot_product_attention, an MLP, layer norms) is
-profiled three ways, each written as a gzipped export_chrome_trace (after one profiled warm-up step,
-see `steps`):
+profiled four ways, each written as a gzipped export_chrome_trace (after one profiled warm-up
+step, see `steps`):
 
   eager_train.pt.trace.json.gz     three training steps (record_shapes, profile_memory,
                                    with_flops): CPU ops, kernels, memcpy/memset, [memory] events
@@ -14,11 +14,16 @@ see `steps`):
                                    capture trace tracecols --capture matches replays against)
   compiled.pt.trace.json.gz        five calls of torch.compile(mode="reduce-overhead"): Triton
                                    kernels replayed by CUDA graph trees
+  stacks_infer.pt.trace.json.gz    forty inference steps of an eight-block model with with_stack
+                                   and profile_memory: Python frames around every op, the
+                                   frame-heavy shape of a real inference trace
 
 key_averages.json holds, per trace, every row of `prof.key_averages()`: name, device type (CPU
 for host events, CUDA for device ones), calls and the CPU and device times as torch computed
 them from its in-memory events (µs, its floats). The tests compare tracecols' op_averages with
-these rows: the expected numbers are the profiler's.
+these rows: the expected numbers are the profiler's. RECIPE names the traces to record
+(default: all); a key_averages.json already in OUTDIR keeps the rows of the others when the same
+torch wrote it.
 """
 
 import gzip
@@ -162,22 +167,47 @@ def compiled(table):
     save(prof, "compiled", table)
 
 
+def stacks_infer(table):
+    torch.manual_seed(0)
+    m = torch.nn.Sequential(*[Block() for _ in range(8)]).cuda().eval()
+    x = torch.randn(4, 128, 256, device="cuda")
+    with torch.no_grad():
+        for _ in range(2):
+            m(x)
+        torch.cuda.synchronize()
+        with profile(activities=ACTIVITIES, record_shapes=True, profile_memory=True, with_stack=True, schedule=steps(40)) as prof:
+            for i in range(41):
+                with record_function(f"infer_step_{i}"):
+                    m(x).sum().item()
+                prof.step()
+    save(prof, "stacks_infer", table)
+
+
+RECIPES = {"eager_train": eager_train, "graph_replay": graph_replay, "compiled": compiled, "stacks_infer": stacks_infer}
+
+
 def main():
     if not torch.cuda.is_available():
         sys.exit("make.py records GPU traces: torch sees no CUDA device here")
     os.makedirs(OUT, exist_ok=True)
+    names = sys.argv[2:] or list(RECIPES)
+    unknown = [n for n in names if n not in RECIPES]
+    if unknown:
+        sys.exit(f"make.py: no recipe {', '.join(unknown)} (recipes: {', '.join(RECIPES)})")
+    saved = os.path.join(OUT, "key_averages.json")
     table = {}
-    for record in (eager_train, graph_replay, compiled):
+    if os.path.exists(saved):
+        with open(saved) as f:
+            old = json.load(f)
+        if old.get("torch") == torch.__version__:  # rows of another torch are not kept beside these
+            table = old["traces"]
+    for name in names:
         try:
-            record(table)
+            RECIPES[name](table)
         except Exception as e:  # one recipe that this torch cannot run must not cost the others
-            print(f"{record.__name__}: not recorded: {type(e).__name__}: {e}", flush=True)
-    with open(os.path.join(OUT, "key_averages.json"), "w") as f:
-        json.dump(
-            {"torch": torch.__version__, "device": torch.cuda.get_device_name(), "traces": table},
-            f,
-            indent=1,
-        )
+            print(f"{name}: not recorded: {type(e).__name__}: {e}", flush=True)
+    with open(saved, "w") as f:
+        json.dump({"torch": torch.__version__, "device": torch.cuda.get_device_name(), "traces": table}, f, indent=1)
 
 
 if __name__ == "__main__":
