@@ -130,6 +130,23 @@ def test_a_slice_without_a_name_is_a_plain_host_slice(tmp_path):
     assert (path[0]["kind"], path[0]["name"], path[0]["dur_ns"]) == ("cpu", None, 2000)
 
 
+def test_a_device_event_without_a_time_is_left_off_the_path(tmp_path):
+    """A hostile trace's kernel with a launch link but no `ts`: the path is the one of the same
+    trace without that kernel (its launch call stays), and no time becomes garbage on the way
+    (the graph's int64 arrays once took the missing time as NaN; numpy warned of the cast)."""
+    untimed = _kernel("k_untimed", 0, 3, 3)
+    del untimed["ts"]
+    launch = _x("cuda_runtime", "cudaLaunchKernel", 70, 1, correlation=3)
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = open_events(tmp_path / "a", STEP + [launch, untimed]).critical_path().to_dicts()
+    want = open_events(tmp_path / "b", STEP + [launch]).critical_path().to_dicts()
+    assert got == want
+    assert all(0 <= r["ts_ns"] <= 100_000 for r in got)
+
+
 # Two streams, no step annotation (one window: the whole trace):
 #   cudaLaunchKernel [1,3) corr 1 -> k7 on stream 7 [4,14)
 #   cudaLaunchKernel [5,7) corr 2 -> k8 on stream 8 [8,28)

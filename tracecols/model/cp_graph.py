@@ -517,7 +517,8 @@ def build(slices, kernels, syncs=None, pattern=STEP_PATTERN):
     n_host = len(hn["t"])
     k = (
         lazy_events(kernels, KERNEL_COLUMNS)
-        .filter(pl.col("launch_uid").is_not_null())
+        # a device event without a time (a hostile trace's) has no place on a path in time
+        .filter(pl.col("launch_uid").is_not_null() & pl.col("ts_ns").is_not_null())
         .collect()
         .with_columns(pl.col("trace_id").cast(pl.Int32))
     )
