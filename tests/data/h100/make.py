@@ -65,9 +65,9 @@ class Block(torch.nn.Module):
         return x + self.mlp(self.norm2(x))
 
 
-def model():
+def model(blocks=2):
     torch.manual_seed(0)
-    return torch.nn.Sequential(Block(), Block()).cuda()
+    return torch.nn.Sequential(*[Block() for _ in range(blocks)]).cuda()
 
 
 def rows(prof):
@@ -168,8 +168,7 @@ def compiled(table):
 
 
 def stacks_infer(table):
-    torch.manual_seed(0)
-    m = torch.nn.Sequential(*[Block() for _ in range(8)]).cuda().eval()
+    m = model(blocks=8).eval()
     x = torch.randn(4, 128, 256, device="cuda")
     with torch.no_grad():
         for _ in range(2):
