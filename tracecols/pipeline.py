@@ -494,7 +494,7 @@ def _write_views(tmp, clock, view_seconds=None, only=None, cores=1):
     written = engine.materialise_all_to(Path(tmp), threads=workers, view_seconds=view_seconds, only=only, whole=whole)
     engine.con.close()
     shutil.rmtree(tmp / ".spill", ignore_errors=True)
-    # private helpers were files only for the views that read them, all written now
+    # private helpers over a big trace were files only for the views that read them, all written now
     for name in [n for n in written if n.startswith("_")]:
         (tmp / f"{name}.parquet").unlink()
     clock.lap("views")

@@ -273,6 +273,11 @@ class Engine:
         `view_seconds`, when a dict, receives each view's own wall time (its query and its file).
         `only` (names) limits the work to those views and the views they read. Returns the
         names of the views written, in the order they were started.
+
+        With `whole`, a private helper (`_name`) is held as a table of the database instead of a
+        file: only the views above it read it, and a file is compressed, written and decoded
+        again for them (the views of a 50k-event trace 0.64-0.69 -> 0.61-0.66 s, one at a
+        time). It is not written to `directory` and not among the names returned.
         """
         registered = [n for n, t in self.base.items() if isinstance(t, pa.Table)]
         if registered:
@@ -297,19 +302,31 @@ class Engine:
                         self._define_with_reads(read)
                     query = self._define(name)
                     cur = cursors.pop()
+                    held = whole and name.startswith("_")
                     task = pool.submit(
-                        self._timed_stream_to, cur, name, directory / f"{name}.parquet", view_seconds, query, whole
+                        self._timed_stream_to,
+                        cur,
+                        name,
+                        None if held else directory / f"{name}.parquet",
+                        view_seconds,
+                        query,
+                        whole,
                     )
-                    running[task] = (name, cur)
+                    running[task] = (name, cur, held)
                 finished, _ = wait(running, return_when=FIRST_COMPLETED)
                 for f in finished:
-                    name, cur = running.pop(f)
+                    name, cur, held = running.pop(f)
                     cursors.append(cur)
                     f.result()
                     tracker().item()
-                    # the view reads its file from now on, defined when a view or query needs it
-                    # (most views are read by none: 0.7 ms each saved on the thread that starts them)
-                    self._undefined[name] = _file_view(name, directory / f"{name}.parquet")
+                    # the view reads its file (or table) from now on, defined when a view or query
+                    # needs it (most views are read by none: 0.7 ms each saved on the thread that
+                    # starts them)
+                    if held:
+                        self._undefined[name] = f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM {_held(name)}"
+                        started.remove(name)
+                    else:
+                        self._undefined[name] = _file_view(name, directory / f"{name}.parquet")
                     self._on_file.add(name)
                     done.add(name)
         for cur in cursors:
@@ -343,10 +360,15 @@ class Engine:
             view_seconds[name] = time.perf_counter() - t
 
     def _stream_to(self, con, name, path, batch_rows=1 << 17, query=None, whole=False):
+        """View `name` (or `query`) into the Parquet file `path`, or, when `path` is None, into
+        the database's table _held(name)."""
         from ..store.parquet import writer
 
         query = query or f"SELECT * FROM {name}"
         try:
+            if path is None:
+                con.execute(f"CREATE TABLE {_held(name)} AS {query}")
+                return
             reader = (con.execute(query) if whole else con.sql(query)).to_arrow_reader(batch_rows)
         except duckdb.Error as e:
             raise QueryError(self.origin, str(e)) from None
@@ -373,6 +395,11 @@ def check_read_only(query, origin):
             f"tracecols sql runs read-only queries over an in-memory database and writes "
             f"only with -o; {', '.join(bad)} statements are refused",
         )
+
+
+def _held(name):
+    """The table that holds private helper `name` computed by materialise_all_to."""
+    return f"__held{name}"
 
 
 def _file_view(name, path):
