@@ -180,3 +180,64 @@ def test_views_are_defined_when_a_query_names_them():
     listed = set(t.sql("select view_name from duckdb_views() where not internal")["view_name"])
     assert set(engine.views) <= listed
     t.close()
+
+
+def _base_files(tmp_path):
+    """The bundled trace analysed into a directory, and its base tables' files (with the device
+    peaks, which the pipeline also writes as a file)."""
+    from tracecols.model.base_tables import BASE_TABLES
+    from tracecols.pipeline import ingest_to_dir
+    from tracecols.store import parquet
+
+    out = ingest_to_dir([str(DATA_TRACE)], tmp_path / "out")
+    return out, {n: p for n, p in parquet.table_files(out).items() if n in BASE_TABLES or n == "device_specs"}
+
+
+def test_views_run_while_a_base_table_is_still_being_written(tmp_path):
+    """A base table given as `later` is read once its future is done: the views that do not read
+    it run meanwhile, those that do read the file it ends as."""
+    import shutil
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+
+    import pyarrow.parquet as pq
+
+    from tracecols.engine.connection import Engine
+
+    out, base = _base_files(tmp_path)
+    src = base["critical_path_edges"]
+    late = tmp_path / "late" / "critical_path_edges.parquet"
+    late.parent.mkdir()
+    into = tmp_path / "views"
+    into.mkdir()
+    engine = Engine({**base, "critical_path_edges": str(late)}, later={"critical_path_edges"})
+
+    def write_when_others_ran():
+        deadline = time.monotonic() + 60
+        while not (into / "kernel_stats.parquet").exists():  # a view that does not read it
+            assert time.monotonic() < deadline, "no view ran while the table was being written"
+            time.sleep(0.01)
+        shutil.copy(src, late)
+
+    with ThreadPoolExecutor(1) as pool:
+        future = pool.submit(write_when_others_ran)
+        started = engine.materialise_all_to(into, threads=2, whole=True, later={"critical_path_edges": future})
+    assert started.index("kernel_stats") < started.index("critical_path") < started.index("critical_path_summary")
+    for name in ("critical_path", "critical_path_summary", "kernel_stats"):
+        assert pq.read_table(into / f"{name}.parquet").equals(pq.read_table(out / f"{name}.parquet")), name
+    assert pq.read_table(into / "critical_path.parquet").num_rows > 0
+
+
+def test_a_failed_later_table_fails_the_views(tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from tracecols.engine.connection import Engine
+
+    _, base = _base_files(tmp_path)
+    engine = Engine({**base, "critical_path_edges": str(tmp_path / "never.parquet")}, later={"critical_path_edges"})
+
+    def fail():
+        raise RuntimeError("the critical path failed")
+
+    with ThreadPoolExecutor(1) as pool, pytest.raises(RuntimeError, match="critical path failed"):
+        engine.materialise_all_to(tmp_path, threads=2, whole=True, later={"critical_path_edges": pool.submit(fail)})

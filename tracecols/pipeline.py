@@ -17,8 +17,12 @@ back only what it needs:
                  ──► slices.parquet        (built a part of whole trees at a time)
   events.parquet[device events, flows] + slices.parquet[launches, tree columns]
                  ──► kernels, fx_marks, traces, devices (.parquet)
+                 ──► critical_path_edges   (of a small trace: beside the views below
+                                            that do not read it)
   every sql/ view ──► <view>.parquet       (DuckDB streams each result to its file;
-                                            later views read the file, not the view)
+                                            later views read the file, not the view;
+                                            a small trace's private helpers are tables
+                                            of the database, not files)
 
 The directory is the one `Trace.save` writes (same tables, same columns) and appears
 atomically. Between stages freed memory is handed back (memory.py); docs/performance.md
@@ -186,9 +190,13 @@ class _Clock:
 
     def lap(self, stage):
         now = time.perf_counter()
-        if self.into is not None:
-            self.into[stage] = self.into.get(stage, 0.0) + now - self.t
+        self.add(stage, now - self.t)
         self.t = now
+
+    def add(self, stage, seconds):
+        """Count `seconds` to `stage` (a stage that ran beside the others: its own wall time)."""
+        if self.into is not None:
+            self.into[stage] = self.into.get(stage, 0.0) + seconds
 
 
 def ingest_to_dir(paths, out_dir, keep_secrets=False, timings=None, views=True, captures=(), first_trace_id=0, parts=None):
@@ -197,10 +205,18 @@ def ingest_to_dir(paths, out_dir, keep_secrets=False, timings=None, views=True, 
     write (with the views they read). `captures`: capture.Capture objects for the graph
     replays (read_captures). Returns the output path."""
     clock = _Clock(timings)
-    with parquet.staged_dir(out_dir) as tmp:
+    with parquet.staged_dir(out_dir) as tmp, ThreadPoolExecutor(1) as beside:
         infos = write_events(paths, tmp / "events.parquet", keep_secrets, clock, first_trace_id, parts)
         tracker().stage("building the op tree and the launch links")
-        tables = derive_from_file(tmp / "events.parquet", infos, tmp / "slices.parquet", clock, captures)
+        # a small trace's critical path is computed beside the views that do not read it: they
+        # leave a core idle part of the time, it is mostly numpy and polars (df_index_resolver:
+        # 0.94-1.00 -> 0.85-0.87 s for both); a big one's would add its memory to theirs
+        defer = bool(views) and _events_in(tmp / "events.parquet") <= WHOLE_RESULTS_EVENTS
+        tables = derive_from_file(tmp / "events.parquet", infos, tmp / "slices.parquet", clock, captures, defer)
+        later = {}
+        if defer:
+            path = tables.pop("critical_path_edges")
+            later["critical_path_edges"] = beside.submit(_write_path, path, tmp / "critical_path_edges.parquet", clock)
         tracker().stage("writing the tables")
         for name in list(tables):
             parquet.write_table(tmp / f"{name}.parquet", tables.pop(name))
@@ -213,6 +229,7 @@ def ingest_to_dir(paths, out_dir, keep_secrets=False, timings=None, views=True, 
                 None if timings is None else timings.setdefault("view_seconds", {}),
                 None if views is True else views,
                 split.cpu_count() if parts is None else parts,
+                later,
             )
             if views
             else []
@@ -221,6 +238,12 @@ def ingest_to_dir(paths, out_dir, keep_secrets=False, timings=None, views=True, 
         parquet.write_manifest(tmp, parquet.manifest(list(BASE_TABLES) + names, inputs, secrets_redacted=not keep_secrets))
         clock.lap("parquet")
     return Path(out_dir)
+
+
+def _write_path(compute, path, clock):
+    t = time.perf_counter()
+    parquet.write_table(path, compute())
+    clock.add("critical path", time.perf_counter() - t)
 
 
 def write_events(paths, path, keep_secrets=False, clock=None, first_trace_id=0, parts=None):
@@ -373,7 +396,7 @@ def _with_ranks(t, infos):
     return t.set_column(t.schema.get_field_index("rank"), "rank", col)
 
 
-def derive_from_file(events_path, infos, slices_path, clock=None, captures=()):
+def derive_from_file(events_path, infos, slices_path, clock=None, captures=(), defer_path=False):
     """model.derive.derived_tables over the events file written by write_events, with the
     slices written to `slices_path`; returns the other derived tables. Nodes grafted under
     graph launches (model/capture.py) are added to both files.
@@ -399,6 +422,7 @@ def derive_from_file(events_path, infos, slices_path, clock=None, captures=()):
         captures=captures,
         events_schema=EVENTS_SCHEMA,
         syncs=sync_events(pl.scan_parquet(events_path)),
+        defer_path=defer_path,
     )
     grafted = tables.pop("events_grafted")
     if "slices" in tables:
@@ -475,13 +499,15 @@ def write_slices(events_path, out_path, chunk_rows=SLICE_ROWS):
 WHOLE_RESULTS_EVENTS = 1 << 18
 
 
-def _write_views(tmp, clock, view_seconds=None, only=None, cores=1):
+def _write_views(tmp, clock, view_seconds=None, only=None, cores=1, later=None):
     # a file, not an Arrow table: the view threads' cursors do not see registered tables
     parquet.write_table(tmp / "device_specs.parquet", device_specs_table())
     events = _events_in(tmp / "events.parquet")
     whole = events <= WHOLE_RESULTS_EVENTS
+    later = later or {}  # {base table: Future of its file}
     engine = Engine(
-        parquet.table_files(tmp),
+        {**parquet.table_files(tmp), **{n: str(tmp / f"{n}.parquet") for n in later}},
+        later=set(later),
         origin=str(tmp),
         memory_limit=_views_memory(events),
         temp_dir=tmp / ".spill",
@@ -491,7 +517,9 @@ def _write_views(tmp, clock, view_seconds=None, only=None, cores=1):
     # traces they gain no time, DuckDB keeps every core busy, and a second result adds to the peak
     tracker().stage("analyses", total_items=len(engine.views))
     workers = max(1, cores) if whole else 2 if _small(events) else 1
-    written = engine.materialise_all_to(Path(tmp), threads=workers, view_seconds=view_seconds, only=only, whole=whole)
+    written = engine.materialise_all_to(
+        Path(tmp), threads=workers, view_seconds=view_seconds, only=only, whole=whole, later=later
+    )
     engine.con.close()
     shutil.rmtree(tmp / ".spill", ignore_errors=True)
     # private helpers over a big trace were files only for the views that read them, all written now

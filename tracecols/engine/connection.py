@@ -40,7 +40,9 @@ class Engine:
     tables' rows that could hold one (_redacted).
     `fs`: an fsspec
     filesystem the scans read through. `database`: a DuckDB file to write the catalog into
-    (the Arrow tables become tables of that file) instead of an in-memory one."""
+    (the Arrow tables become tables of that file) instead of an in-memory one. `later`: names of
+    base tables whose Parquet files are still being written; materialise_all_to reads each once
+    it is told the file is there."""
 
     def __init__(
         self,
@@ -53,6 +55,7 @@ class Engine:
         clean=False,
         fs=None,
         database=None,
+        later=(),
     ):
         self.origin = origin
         # asof_loop_join_threshold 0: an as-of join stays one. DuckDB runs one whose left side it
@@ -85,7 +88,7 @@ class Engine:
                 self._register(name, t)
             elif isinstance(t, Scan):
                 self.con.execute(f"CREATE VIEW {name} AS SELECT * FROM {t}")
-            else:
+            elif name not in later:
                 self._read_file(name, t)
             self.base[name] = t
         if "device_specs" not in self.base:  # the device peak table, for op_perf
@@ -96,6 +99,7 @@ class Engine:
         files = sqlfiles.load_all()
         self.views = [n for n in sqlfiles.ordered(files, set(self.base), BASE_TABLES) if n not in tables]
         self._reads = {n: set(files[n][1]) & set(self.views) for n in self.views}
+        self._later = {n: set(files[n][1]) & set(later) for n in self.views}  # the later tables each reads
         self._text = {n: files[n][0] for n in self.views}
         # A view is defined when a query first names it (_define_named), with the views it reads:
         # DuckDB binds a view, and every view beneath it again, when it is defined, and all of
@@ -256,7 +260,7 @@ class Engine:
             self._done[name] = t
         return t
 
-    def materialise_all_to(self, directory, threads=1, view_seconds=None, only=None, whole=False):
+    def materialise_all_to(self, directory, threads=1, view_seconds=None, only=None, whole=False, later=None):
         """Like materialise(), for every view, through Parquet files: each result is streamed to
         `directory`/<view>.parquet (never held whole in memory, unless `whole`) and the view then
         reads that file. Up to `threads` views run at a time, each once the views it reads are files.
@@ -278,6 +282,10 @@ class Engine:
         file: only the views above it read it, and a file is compressed, written and decoded
         again for them (the views of a 50k-event trace 0.64-0.69 -> 0.61-0.66 s, one at a
         time). It is not written to `directory` and not among the names returned.
+
+        `later`: {name: Future} for the base tables the Engine was told come later (`later`); a
+        view reading one (directly or through another view) starts once its future is done, so
+        the views that do not read it run meanwhile. Its exception, if any, is raised here.
         """
         registered = [n for n, t in self.base.items() if isinstance(t, pa.Table)]
         if registered:
@@ -291,11 +299,14 @@ class Engine:
                     wanted.add(n)
                     todo += self._reads[n]
         pending, done, running = [n for n in self.views if n in wanted], set(), {}
+        waiting = {f: n for n, f in (later or {}).items()}  # base tables not read yet
         started = []
         cursors = [self.con.cursor() for _ in range(threads)]
         with ThreadPoolExecutor(threads) as pool:
-            while pending or running:
-                for name in [n for n in pending if self._reads[n] <= done][: threads - len(running)]:
+            while pending or running or waiting:
+                absent = set(waiting.values())
+                ready = [n for n in pending if self._reads[n] <= done and not self._later[n] & absent]
+                for name in ready[: threads - len(running)]:
                     pending.remove(name)
                     started.append(name)
                     for read in self._reads[name]:
@@ -313,8 +324,13 @@ class Engine:
                         whole,
                     )
                     running[task] = (name, cur, held)
-                finished, _ = wait(running, return_when=FIRST_COMPLETED)
+                finished, _ = wait([*running, *waiting], return_when=FIRST_COMPLETED)
                 for f in finished:
+                    if f in waiting:
+                        f.result()
+                        name = waiting.pop(f)
+                        self._read_file(name, self.base[name])
+                        continue
                     name, cur, held = running.pop(f)
                     cursors.append(cur)
                     f.result()

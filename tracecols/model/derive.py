@@ -6,6 +6,8 @@ Both ingest paths use this: the in-memory one (pipeline.read_tables) with the wh
 the streaming one with only TREE_COLUMNS read back from Parquet.
 """
 
+from functools import partial
+
 import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -58,7 +60,7 @@ class _NoClock:
         pass
 
 
-def derived_tables(ev, infos, clock=None, slices=None, captures=(), events_schema=None, syncs=None):
+def derived_tables(ev, infos, clock=None, slices=None, captures=(), events_schema=None, syncs=None, defer_path=False):
     """{name: Arrow table} of traces, devices, slices, kernels, fx_marks, graph_replays,
     graph_nodes and critical_path_edges, plus `events_grafted`: the rows to add to `events`
     (capture.py).
@@ -73,7 +75,9 @@ def derived_tables(ev, infos, clock=None, slices=None, captures=(), events_schem
     changed it. `captures`: capture.Capture objects whose graphs the replays are matched
     to; `events_schema`: that of `events`; `syncs`: the CUDA sync events (cp_graph.sync_events,
     which reads their args: by default from `ev` if it has them, else none). `clock.lap(stage)`
-    is told when the read, tree, links, graphs and critical path stages end.
+    is told when the read, tree, links, graphs and critical path stages end. `defer_path`: the
+    critical_path_edges entry is the function of no arguments that computes it, for the caller
+    to run when it suits (the pipeline: beside the views that do not read it).
     """
     clock = clock or _NoClock()
     if syncs is None and "args" in (ev.schema.names if isinstance(ev, pa.Table) else ev.collect_schema().names()):
@@ -97,8 +101,11 @@ def derived_tables(ev, infos, clock=None, slices=None, captures=(), events_schem
         slices, built = graphs["slices"], True
     kernels = graphs["kernels"]
     clock.lap("graphs")
-    path = critical_path_edges(slices, kernels, syncs)
-    clock.lap("critical path")
+    if defer_path:
+        path = partial(critical_path_edges, slices, kernels, syncs)
+    else:
+        path = critical_path_edges(slices, kernels, syncs)
+        clock.lap("critical path")
     traces, devices = [], []
     for info in infos:
         t = info["trace_id"]
