@@ -144,10 +144,10 @@ def test_a_trace_read_into_memory_is_cut_too_and_gives_the_same_events(tmp_path,
     p = tmp_path / "t.json"
     p.write_text(json.dumps({"traceEvents": _events(500), "distributedInfo": {"rank": 5, "world_size": 8}}))
     started = []
-    start_part = split.start_part
-    monkeypatch.setattr(split, "start_part", lambda *a: started.append(a) or start_part(*a))
+    start_workers = split.start_workers
+    monkeypatch.setattr(split, "start_workers", lambda *a: started.append(a) or start_workers(*a))
     events = read_tables([p])[0]["events"]
-    assert len(started) == 1  # two parts: one in a second process
+    assert [a[-1] for a in started] == [1]  # two processes: one worker beside this one
     write_events([p], tmp_path / "whole.parquet", parts=1)
     _assert_same_rows(pq.read_table(tmp_path / "whole.parquet"), events)
     assert set(events.column("rank").to_pylist()) == {5}
@@ -256,3 +256,49 @@ def test_two_gzip_traces_in_one_file_each_cut_after_the_other(tmp_path, cut_smal
     cut = write_events(paths, tmp_path / "cut.parquet", parts=2)
     assert [i["parts"] for i in cut] == [2, 2]
     _assert_same((whole, pq.read_table(tmp_path / "whole.parquet")), (cut, pq.read_table(tmp_path / "cut.parquet")))
+
+
+def test_pieces_are_shared_out_once_each_between_the_ends():
+    """Claims: this process takes pieces from the front, a fork from the back, at the same time;
+    every piece goes to exactly one of them, the front's in order from 0."""
+    import os
+
+    assert split.FORK
+    claims = split.Claims(500)
+    first = claims.front()
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the worker's side
+        taken = []
+        while (i := claims.back()) is not None:
+            taken.append(i)
+        os.write(w, " ".join(map(str, taken)).encode())
+        os._exit(0)
+    os.close(w)
+    mine = [first]
+    while (i := claims.front()) is not None:
+        mine.append(i)
+    os.waitpid(pid, 0)
+    chunks = []
+    while b := os.read(r, 1 << 16):
+        chunks.append(b)
+    os.close(r)
+    theirs = [int(x) for x in b"".join(chunks).split()]
+    assert mine == list(range(len(mine))) and theirs == list(range(499, len(mine) - 1, -1))
+    assert claims.front() is None and claims.back() is None
+
+
+def test_an_uneven_file_is_read_by_both_processes_in_many_pieces(tmp_path, cut_small_files):
+    """Big events in the first half, many small ones in the second (resnet50's shape): cut into
+    pieces, read by two processes, the same events in the same order as a whole read."""
+    big = _events(300, note="x" * 2000)
+    small = _events(6000)
+    for k, e in enumerate(small):
+        e["ts"] = 10 * (300 + k)
+    p = tmp_path / "t.json"
+    p.write_text(json.dumps({"traceEvents": big + small}))
+    planned = _plan(p, 2 * split.PIECES_PER_PROCESS)
+    assert planned is not None and len(planned[0]) == 2 * split.PIECES_PER_PROCESS
+    whole, cut = _both(p, tmp_path, 2)
+    assert cut[0][0]["parts"] == 2
+    _assert_same(whole, cut)

@@ -249,11 +249,11 @@ def _write_path(compute, path, clock):
 def write_events(paths, path, keep_secrets=False, clock=None, first_trace_id=0, parts=None):
     """Parse `paths` into one `events` Parquet file at `path` (trace ids from `first_trace_id`).
     Returns one dict per trace: what read_trace returns, plus trace_id, rank, rank_source and
-    parts (how many pieces the file was read in).
+    parts (how many processes read the file).
 
-    A local file of some MB is cut between events into `parts` pieces (default: one per
-    core; 1 reads every file whole), each parsed by its own process (read/split.py); if
-    any part fails, everything is read again the ordinary way, which also gives any real
+    A local file of some MB is cut between events and read by `parts` processes (default: one
+    per core; 1 reads every file whole), which share its pieces out as they go (read/split.py);
+    if any piece fails, everything is read again the ordinary way, which also gives any real
     error its true position.
     """
     clock = clock or _Clock(None)
@@ -320,7 +320,8 @@ def _read_whole(p, trace_id, writer):
 
 
 def _read_parts(p, trace_id, writer, scratch, parts):
-    """Read one file in `parts` parts, each in its own process; None if it is not worth cutting."""
+    """Read one file with `parts` processes (split.py: this one and parts - 1 workers, sharing
+    its pieces out as they go); None if it is not worth cutting."""
     src = Source(p)
     if not split.worth_cutting(src):
         return None
@@ -333,29 +334,34 @@ def _read_parts(p, trace_id, writer, scratch, parts):
         if inflated is None:
             return None
         data, digest = inflated
-    planned = split.plan(src, form, parts, data)
+    # as many pieces as balance the processes, else one each (a file of a few huge events)
+    planned = (split.FORK and split.plan(src, form, parts * split.PIECES_PER_PROCESS, data)) or split.plan(src, form, parts, data)
     if planned is None:
         return None
     pieces, tail = planned
-    _reading(p, len(data) if data is not None else src.size, len(pieces))
+    _reading(p, len(data) if data is not None else src.size, parts)
     rank = detect_rank(p, head)[0]
     writer.context = (trace_id, rank)
-    files = [os.path.join(scratch, f"part{k}.arrow") for k in range(len(pieces))]
-    writer.wait_idle()  # a part may be a fork: of a process whose other thread holds no lock
-    procs = [split.start_part(part, f) for part, f in zip(pieces[1:], files[1:])]
+    claims = split.Claims(len(pieces))
+    i = claims.front()  # the first piece, with the file's head, is this process's
+    writer.wait_idle()  # a worker may be a fork: of a process whose other thread holds no lock
+    procs = split.start_workers(pieces, claims, scratch, parts - 1)
     with ThreadPoolExecutor(1) as hashing:
         hashed = hashing.submit(hash_file, src.path) if digest is None else None
         try:
             t0 = time.perf_counter()
-            n, _ = read_events(pieces[0], form, writer.put)  # part 0 here, straight to the writer
-            writer.flush()  # encoded while the other parts finish, not after them
-            # the other parts are about as long: one that takes far longer is stuck, not slow
+            n = 0
+            while i is not None:  # this process's pieces come first, in order: written as they are read
+                count, _ = read_events(pieces[i], form if i == 0 else "array", _shifted(writer.put, n))
+                n += count
+                i = claims.front()
+            writer.flush()  # encoded while the workers finish, not after them
+            # the workers end about when this process does: one that takes far longer is stuck
             timeout = 60 + 20 * (time.perf_counter() - t0)
-            counts = [split.finish_part(proc, timeout) for proc in procs]
-            # every part is parsed: the inflated file goes before their events are read back
-            n_parts = len(pieces)
+            done = sorted(x for proc in procs for x in split.finish_worker(proc, scratch, timeout))
+            # every piece is parsed: the inflated file goes before their events are read back
             del data, inflated, planned, pieces
-            for count, f in zip(counts, files[1:]):
+            for _, count, f in done:
                 writer.put_all(split.shifted_batches(f, n))
                 n += count
         except (TraceError, split.PartError) as e:
@@ -378,8 +384,15 @@ def _read_parts(p, trace_id, writer, scratch, parts):
         "size": size,
         "gzip": src.gzip,
         "head_rank": rank,
-        "parts": n_parts,
+        "parts": parts,
     }
+
+
+def _shifted(put, offset):
+    """`put` of batches whose uids are `offset` on (those of a piece count from 0)."""
+    if offset == 0:
+        return put
+    return lambda b: put(split.shift_uids(b, offset))
 
 
 def _reading(path, size=None, parts=1):

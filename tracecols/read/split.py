@@ -18,6 +18,13 @@ and that is also the proof that the cuts are right: part k parses to its end onl
 is outside every string and exactly one level inside the events array, i.e. between two
 events. A part that fails says nothing about the file, so the caller then reads the whole
 file the ordinary way (which reports any real error with its true offset).
+
+Equal bytes are not equal work: events differ in size and in what they hold (resnet50's
+first half has 19,516 events, its second 56,202), and a forked part also writes its events
+to a file for the caller. So on Linux the file is cut into PIECES_PER_PROCESS pieces per
+process, and they are shared out as the processes go (Claims): the caller takes pieces from
+the front, in order, writing their events as it goes; the forks take them from the back; they
+meet wherever the work balances.
 """
 
 import hashlib
@@ -43,6 +50,7 @@ MIN_BYTES = (8 << 20) if FORK else (64 << 20)  # below this, the parts cost more
 GZIP_MAX = 256 << 20  # a gzip file that inflates to more than this is read as a stream (memory)
 _CUT = re.compile(rb'\}\s*,\s*\{\s*"')
 _SEARCH = 1 << 20  # how far past the intended offset a cut is looked for
+PIECES_PER_PROCESS = 8  # the pieces shared out between processes (Linux): enough to balance them
 _TAIL_REGION = 1 << 20
 
 
@@ -193,21 +201,72 @@ def parse_part(part, out_path):
     return n
 
 
-def start_part(part, out_path):
-    """parse_part in its own process, started now: a fork of this one on Linux (no interpreter
-    to start, and it sees an inflated `data` without a copy), else a fresh interpreter
-    (`python -m tracecols.read.split`), which does not re-import the caller's script."""
+class Claims:
+    """Which of `n` pieces are left. Shared with forked workers (Linux): the caller takes
+    pieces from the front, the workers from the back, under one lock. Elsewhere (no fork) each
+    process has its own pieces: the caller the first, worker k the piece k + 1."""
+
+    def __init__(self, n):
+        self.n = n
+        if FORK:
+            import multiprocessing
+
+            ctx = multiprocessing.get_context("fork")
+            self._lock, self._ends = ctx.Lock(), ctx.RawArray("q", [0, n - 1])
+        else:
+            self._lock, self._ends = None, [0, 0]
+
+    def front(self):
+        """The next piece from the front, or None once the two ends have met."""
+        if self._lock is None:
+            i, self._ends[0] = self._ends[0], 1
+            return i if i == 0 else None
+        with self._lock:
+            i = self._ends[0]
+            if i > self._ends[1]:
+                return None
+            self._ends[0] = i + 1
+            return i
+
+    def back(self):
+        """The next piece from the back, or None once the two ends have met."""
+        with self._lock:
+            i = self._ends[1]
+            if i < self._ends[0]:
+                return None
+            self._ends[1] = i - 1
+            return i
+
+
+def start_workers(pieces, claims, directory, n):
+    """`n` processes that parse pieces into Arrow IPC files in `directory`, started now (after
+    the caller has taken piece 0): forks of this one on Linux, which take pieces from the back
+    of `claims` until none is left (no interpreter to start, and they see an inflated `data`
+    without a copy); elsewhere fresh interpreters (`python -m tracecols.read.split`), one per
+    piece after the first."""
     if FORK:
-        return _Fork(part, out_path)
-    args = [part.path, str(part.start), str(part.end), part.prefix.hex(), part.suffix.hex(), str(out_path)]
-    return subprocess.Popen(
-        [sys.executable, "-m", __name__, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL
-    )
+        return [_Fork(lambda: _work(pieces, claims, directory)) for _ in range(n)]
+    out = []
+    for k, part in enumerate(pieces[1 : n + 1], start=1):
+        f = os.path.join(directory, f"piece{k}.arrow")
+        args = [part.path, str(part.start), str(part.end), part.prefix.hex(), part.suffix.hex(), f]
+        cmd = [sys.executable, "-m", __name__, *args]
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+        proc.piece = k  # type: ignore[attr-defined]
+        out.append(proc)
+    return out
 
 
-def finish_part(proc, timeout=None):
-    """The event count of a start_part process; raises PartError if it failed or is still
-    running after `timeout` seconds (then it is stopped)."""
+def _work(pieces, claims, directory):
+    done = []
+    while (i := claims.back()) is not None:
+        done.append(f"{i}:{parse_part(pieces[i], os.path.join(directory, f'piece{i}.arrow'))}")
+    return " ".join(done)
+
+
+def finish_worker(proc, directory, timeout=None):
+    """[(piece, event count, IPC file)] of a start_workers process; raises PartError if it
+    failed or is still running after `timeout` seconds (then it is stopped)."""
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -217,18 +276,21 @@ def finish_part(proc, timeout=None):
     if proc.returncode != 0:
         lines = err.decode(errors="replace").strip().splitlines()
         raise PartError(lines[-1] if lines else f"exit code {proc.returncode}")
-    return int(out)
+    found = [w.split(":") for w in out.decode().split()] if isinstance(proc, _Fork) else [(proc.piece, out)]
+    return [(int(i), int(n), os.path.join(directory, f"piece{int(i)}.arrow")) for i, n in found]
 
 
 class _Fork:
-    """A forked parse_part, with the part of Popen's interface that the caller uses.
+    """A forked worker, with the part of Popen's interface that the caller uses.
 
-    The child parses, writes its count (or its error) to a pipe and leaves with os._exit, so
-    that nothing of the parent (buffers, atexit handlers, the Parquet writer's thread, which
-    a fork does not copy) runs twice. It touches nothing the parent's threads hold: the
-    parser, Arrow arrays from Python objects (malloc, which is fork-safe), one IPC file."""
+    The child runs `work`, writes what it returns (or its error) to a pipe and leaves with
+    os._exit, so that nothing of the parent (buffers, atexit handlers, the Parquet writer's
+    thread, which a fork does not copy) runs twice. It touches nothing the parent's threads
+    hold: the parser, Arrow arrays from Python objects (malloc, which is fork-safe), its IPC
+    files, and the lock of the pieces (Claims: a semaphore shared between the processes, taken
+    in the parent only by the thread that forks, never across a fork)."""
 
-    def __init__(self, part, out_path):
+    def __init__(self, work):
         r, w = os.pipe()
         with warnings.catch_warnings():  # Python 3.12+ warns of any fork beside threads
             warnings.simplefilter("ignore", DeprecationWarning)
@@ -237,7 +299,7 @@ class _Fork:
             code, msg = 1, "failed"
             try:
                 os.close(r)
-                msg, code = str(parse_part(part, out_path)), 0
+                msg, code = work(), 0
             except BaseException as e:
                 msg = f"{type(e).__name__}: {' '.join(str(e).split())}"
             finally:
@@ -289,10 +351,14 @@ def shifted_batches(ipc_path, offset):
     # read, not memory-mapped: a mapped page stays resident until the whole file is unmapped
     with pa.OSFile(str(ipc_path)) as m:
         r = pa.ipc.open_file(m)
-        i = r.schema.get_field_index("uid")
         for k in range(r.num_record_batches):
-            b = r.get_batch(k)
-            yield b.set_column(i, "uid", pc.add(b.column(i), pa.scalar(offset, pa.int64())))
+            yield shift_uids(r.get_batch(k), offset)
+
+
+def shift_uids(batch, offset):
+    """`batch` with `offset` added to every uid."""
+    i = batch.schema.get_field_index("uid")
+    return batch.set_column(i, "uid", pc.add(batch.column(i), pa.scalar(offset, pa.int64())))
 
 
 if __name__ == "__main__":
