@@ -395,3 +395,17 @@ def test_no_cyclic_gc_pass_walks_the_parsed_events(tmp_path):
         gc.callbacks.remove(watch)
     assert walked, "the check must see a collection"
     assert max(walked) < n // 4, walked
+
+
+def test_an_events_columns_do_not_depend_on_the_events_beside_it(tmp_path):
+    """A promoted number field written as an integer (memory bandwidth 1) lands in its column
+    whether its batch converts fast or, because of another event's odd value, value by value."""
+    ev = {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD", "pid": 0, "tid": 7, "ts": 1, "dur": 2}
+    alone = dict(ev, args={"memory bandwidth (GB/s)": 1})
+    odd = dict(ev, ts=5, args={"memory bandwidth (GB/s)": "fast"})  # not a number: spilled to args
+    rows = {}
+    for name, events in {"alone": [alone], "beside": [alone, odd]}.items():
+        _, got = _events(_write(tmp_path, f"{name}.json", {"traceEvents": events}))
+        rows[name] = got[0]
+    for row in rows.values():
+        assert row["memory_bandwidth_gb_per_s"] == Decimal(1) and row["args"] is None, row

@@ -102,8 +102,9 @@ def _fits(v, kind):
         return t is str
     if kind == "time":
         return _ns(v) is not None
-    if kind == "float":
-        return isinstance(v, Decimal) and _converts(v, _FLOAT)
+    if kind == "float":  # an integer too, as the fast path takes it: where an event's value
+        # lands must not depend on the other events of its batch
+        return (isinstance(v, Decimal) or t is int) and _converts(v, _FLOAT)
     if kind == "strlist":
         return t is list and all(type(x) is str for x in v)
     if kind == "intlist":
