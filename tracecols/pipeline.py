@@ -209,8 +209,8 @@ def ingest_to_dir(paths, out_dir, keep_secrets=False, timings=None, views=True, 
         infos = write_events(paths, tmp / "events.parquet", keep_secrets, clock, first_trace_id, parts)
         tracker().stage("building the op tree and the launch links")
         # a small trace's critical path is computed beside the views that do not read it: they
-        # leave a core idle part of the time, it is mostly numpy and polars (df_index_resolver:
-        # 0.94-1.00 -> 0.85-0.87 s for both); a big one's would add its memory to theirs
+        # leave a core idle part of the time, it is mostly numpy and polars (df_index_resolver,
+        # both in the pipeline: 972-1050 -> 933-985 ms); a big one's would add its memory to theirs
         defer = bool(views) and _events_in(tmp / "events.parquet") <= WHOLE_RESULTS_EVENTS
         tables = derive_from_file(tmp / "events.parquet", infos, tmp / "slices.parquet", clock, captures, defer)
         later = {}
@@ -396,8 +396,8 @@ def _shifted(put, offset):
 
 
 def _reading(path, size=None, parts=1):
-    """Tell the progress line a file is being read (in `parts` equal parts, this process
-    reading the first: its bytes stand for all of them)."""
+    """Tell the progress line a file is being read (by `parts` processes, this one among them:
+    its bytes, `parts` times over, stand for all of them; about, as they share the pieces out)."""
     if size is None and not is_url(path):
         size = os.path.getsize(path) if os.path.isfile(path) else None
     tracker().stage(f"reading {os.path.basename(str(path))}", total_bytes=size, scale=parts)

@@ -303,6 +303,10 @@ class Engine:
         pending, done, running = [n for n in self.views if n in wanted], set(), {}
         waiting = {f: n for n, f in (later or {}).items()}  # base tables not read yet
         readers = {n: {v for v in pending if n in self._reads[v]} for n in pending}  # not yet written
+
+        def holds(n):  # held as a table of the database, not written as a file
+            return whole and n.startswith("_")
+
         started = []
         cursors = [self.con.cursor() for _ in range(threads)]
         with ThreadPoolExecutor(threads) as pool:
@@ -316,7 +320,7 @@ class Engine:
                         self._define_with_reads(read)
                     query = self._define(name)
                     cur = cursors.pop()
-                    held = whole and name.startswith("_")
+                    held = holds(name)
                     task = pool.submit(
                         self._timed_stream_to,
                         cur,
@@ -350,7 +354,7 @@ class Engine:
                     done.add(name)
                     for read in self._reads[name]:  # a held helper goes once every view above it is written
                         readers[read].discard(name)
-                        if whole and read.startswith("_") and not readers[read]:
+                        if holds(read) and not readers[read]:
                             self.con.execute(f"DROP TABLE {_held(read)}")
         for cur in cursors:
             cur.close()

@@ -204,23 +204,21 @@ def parse_part(part, out_path):
 class Claims:
     """Which of `n` pieces are left. Shared with forked workers (Linux): the caller takes
     pieces from the front, the workers from the back, under one lock. Elsewhere (no fork) each
-    process has its own pieces: the caller the first, worker k the piece k + 1."""
+    process has its own piece: the caller the first, worker k the piece k + 1."""
 
     def __init__(self, n):
-        self.n = n
         if FORK:
             import multiprocessing
 
             ctx = multiprocessing.get_context("fork")
             self._lock, self._ends = ctx.Lock(), ctx.RawArray("q", [0, n - 1])
-        else:
-            self._lock, self._ends = None, [0, 0]
+        else:  # no fork: the first piece alone
+            self._lock, self._ends = None, [0]
 
     def front(self):
         """The next piece from the front, or None once the two ends have met."""
         if self._lock is None:
-            i, self._ends[0] = self._ends[0], 1
-            return i if i == 0 else None
+            return self._ends.pop() if self._ends else None
         with self._lock:
             i = self._ends[0]
             if i > self._ends[1]:
@@ -229,7 +227,7 @@ class Claims:
             return i
 
     def back(self):
-        """The next piece from the back, or None once the two ends have met."""
+        """The next piece from the back, or None once the two ends have met (forks only)."""
         with self._lock:
             i = self._ends[1]
             if i < self._ends[0]:
@@ -239,29 +237,32 @@ class Claims:
 
 
 def start_workers(pieces, claims, directory, n):
-    """`n` processes that parse pieces into Arrow IPC files in `directory`, started now (after
-    the caller has taken piece 0): forks of this one on Linux, which take pieces from the back
-    of `claims` until none is left (no interpreter to start, and they see an inflated `data`
-    without a copy); elsewhere fresh interpreters (`python -m tracecols.read.split`), one per
-    piece after the first."""
+    """`n` processes that parse pieces into Arrow IPC files in `directory` (piece_file), started
+    now (after the caller has taken piece 0): forks of this one on Linux, which take pieces from
+    the back of `claims` until none is left (no interpreter to start, and they see an inflated
+    `data` without a copy); elsewhere fresh interpreters (`python -m tracecols.read.split`), one
+    per piece after the first. Each reports `piece:events` for every piece it parsed."""
     if FORK:
         return [_Fork(lambda: _work(pieces, claims, directory)) for _ in range(n)]
     out = []
     for k, part in enumerate(pieces[1 : n + 1], start=1):
-        f = os.path.join(directory, f"piece{k}.arrow")
-        args = [part.path, str(part.start), str(part.end), part.prefix.hex(), part.suffix.hex(), f]
+        args = [part.path, str(part.start), str(part.end), part.prefix.hex(), part.suffix.hex(), directory, str(k)]
         cmd = [sys.executable, "-m", __name__, *args]
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
-        proc.piece = k  # type: ignore[attr-defined]
-        out.append(proc)
+        out.append(subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL))
     return out
 
 
 def _work(pieces, claims, directory):
-    done = []
-    while (i := claims.back()) is not None:
-        done.append(f"{i}:{parse_part(pieces[i], os.path.join(directory, f'piece{i}.arrow'))}")
-    return " ".join(done)
+    return " ".join(_parse_piece(pieces[i], directory, i) for i in iter(claims.back, None))
+
+
+def _parse_piece(part, directory, i):
+    return f"{i}:{parse_part(part, piece_file(directory, i))}"
+
+
+def piece_file(directory, i):
+    """Where a worker writes the events of piece `i`."""
+    return os.path.join(directory, f"piece{i}.arrow")
 
 
 def finish_worker(proc, directory, timeout=None):
@@ -276,8 +277,8 @@ def finish_worker(proc, directory, timeout=None):
     if proc.returncode != 0:
         lines = err.decode(errors="replace").strip().splitlines()
         raise PartError(lines[-1] if lines else f"exit code {proc.returncode}")
-    found = [w.split(":") for w in out.decode().split()] if isinstance(proc, _Fork) else [(proc.piece, out)]
-    return [(int(i), int(n), os.path.join(directory, f"piece{int(i)}.arrow")) for i, n in found]
+    found = [w.split(":") for w in out.decode().split()]
+    return [(int(i), int(n), piece_file(directory, int(i))) for i, n in found]
 
 
 class _Fork:
@@ -362,5 +363,5 @@ def shift_uids(batch, offset):
 
 
 if __name__ == "__main__":
-    path, start, end, prefix, suffix, out = sys.argv[1:]
-    print(parse_part(Part(path, int(start), int(end), bytes.fromhex(prefix), bytes.fromhex(suffix)), out))
+    path, start, end, prefix, suffix, directory, i = sys.argv[1:]
+    print(_parse_piece(Part(path, int(start), int(end), bytes.fromhex(prefix), bytes.fromhex(suffix)), directory, i))
