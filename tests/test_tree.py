@@ -28,7 +28,30 @@ def test_parent_and_depth_match_stack_walk(path):
     assert set(got) == set(want), "different set of host slices"
     diff = [u for u in want if want[u] != got[u]]
     assert not diff, f"{len(diff)} slices differ, e.g. uid {diff[0]}: want {want[diff[0]]} got {got[diff[0]]}"
+    _stack_ids_name_the_paths(d["traceEvents"], want, s)
     _python_ids_agree(t, path)
+
+
+def _stack_ids_name_the_paths(events, want, s):
+    """slices.stack_id against the paths of frame names up the reference walk's parents (the
+    profiler's `Trace` span left out): equal ids exactly for equal paths."""
+
+    def frame(name):
+        text = "" if name is None else str(name)
+        return text.replace(";", ",").replace("\r", " ").replace("\n", " ") or "(unnamed)"
+
+    known, path_of = {(): 0}, {}
+    for u in sorted(want, key=lambda u: want[u][1]):  # parents first
+        parent = want[u][0]
+        up = path_of[parent] if parent is not None else 0
+        if events[u].get("cat") == "Trace":
+            path_of[u] = up
+        else:
+            path_of[u] = known.setdefault((up, frame(events[u].get("name"))), len(known))
+    ids = {u: i for u, i in zip(s["uid"].to_pylist(), s["stack_id"].to_pylist()) if u >= 0}
+    pairs = {(path_of[u], ids[u]) for u in want}
+    assert len({p for p, _ in pairs}) == len(pairs), "one path, two stack ids"
+    assert len({i for _, i in pairs}) == len(pairs), "two paths, one stack id"
 
 
 def _python_ids_agree(t, path):

@@ -33,7 +33,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .kernels import LAUNCH_CATS, op_paths, parent_index
-from .tree import SLICES_SCHEMA, nearest, prev_greater
+from .tree import SLICES_SCHEMA, nearest, prev_greater, stack_ids
 
 GRAPH_LAUNCH = r"GraphLaunch"  # cudaGraphLaunch, hipGraphLaunch, cuGraphLaunch (and _v… variants)
 _CAPTURED_CALL = r"(?i)launch|memcpy|memset"
@@ -557,11 +557,26 @@ def merge(slices, kernels, events_schema=None, captures=()):
         pl.col("nchild").alias("n_children"),
         pl.lit(0, pl.Int64).alias("self_ns"),
         pl.lit(False).alias("is_recompute"),
+        pl.lit(0, pl.Int64).alias("stack_id"),
     )
+    out_slices = pl.concat(
+        [sl_new.select(SLICES_SCHEMA.names), grafted.cast({f.name: sl_new.schema[f.name] for f in SLICES_SCHEMA})]
+    ).sort(["trace_id", "pre"])
+    # the grafted slices' stacks are their launch's and theirs: every id again, over the new tree
+    row = np.arange(out_slices.height, dtype=np.int64)
+    ends = row + (out_slices.get_column("subtree_end") - out_slices.get_column("pre")).to_numpy()
     out_slices = _as_table(
-        pl.concat(
-            [sl_new.select(SLICES_SCHEMA.names), grafted.cast({f.name: sl_new.schema[f.name] for f in SLICES_SCHEMA})]
-        ).sort(["trace_id", "pre"]),
+        out_slices.with_columns(
+            pl.Series(
+                "stack_id",
+                stack_ids(
+                    out_slices.get_column("name"),
+                    out_slices.get_column("cat"),
+                    out_slices.get_column("depth").to_numpy(),
+                    ends,
+                ),
+            )
+        ),
         SLICES_SCHEMA,
     )
     out_kernels = _relink(kernels, gk, inst, tcalls, nodes)
