@@ -147,6 +147,48 @@ FROM paths p JOIN nodes n USING (trace_id, node)
 GROUP BY p.trace_id, p.stack
 ORDER BY p.trace_id, p.stack
 """,
+    # the innermost annotation holding each annotation and each kernel, by a join of every pair:
+    # on the host side the one whose pre-order interval holds the point latest-starting; on the
+    # device side, on the same (device, stream), the latest start holding it (of two starting
+    # together the shorter, then the later uid)
+    "_annotations": r"""
+WITH host AS (SELECT trace_id, uid, name, ts_ns, end_ns, pre, subtree_end FROM slices WHERE cat = 'user_annotation'),
+dev AS (
+    SELECT trace_id, uid, name, coalesce(pid, -1) AS device, coalesce(tid, -1) AS stream, ts_ns,
+           coalesce(end_ns, ts_ns) AS end_ns
+    FROM events WHERE ph = 'X' AND cat = 'gpu_user_annotation' AND ts_ns IS NOT NULL
+),
+launched AS (
+    SELECT k.trace_id, k.uid, k.name, k.device, k.stream, k.ts_ns, k.end_ns, s.pre
+    FROM kernels k JOIN slices s ON s.trace_id = k.trace_id AND s.uid = k.launch_uid
+),
+host_items AS (
+    SELECT trace_id, 'annotation' AS kind, uid, name, NULL::BIGINT AS device, NULL::BIGINT AS stream, ts_ns, end_ns,
+           pre FROM host
+    UNION ALL SELECT trace_id, 'kernel', uid, name, device, stream, ts_ns, end_ns, pre FROM launched
+),
+host_side AS (
+    SELECT i.trace_id, 'host' AS side, i.kind, i.uid, i.name, i.device, i.stream, i.ts_ns, i.end_ns,
+           arg_max(h.uid, h.pre) AS enclosing_uid
+    FROM host_items i LEFT JOIN host h ON h.trace_id = i.trace_id AND h.pre < i.pre AND i.pre <= h.subtree_end
+    GROUP BY ALL
+),
+dev_items AS (
+    SELECT trace_id, 'annotation' AS kind, uid, name, device, stream, ts_ns, end_ns FROM dev
+    UNION ALL SELECT trace_id, 'kernel', uid, name, device, stream, ts_ns, end_ns FROM kernels
+),
+device_side AS (
+    SELECT i.trace_id, 'device' AS side, i.kind, i.uid, i.name, i.device, i.stream, i.ts_ns, i.end_ns,
+           arg_max(d.uid, (d.ts_ns, -d.end_ns, d.uid)) AS enclosing_uid
+    FROM dev_items i LEFT JOIN dev d
+      ON d.trace_id = i.trace_id AND d.device = i.device AND d.stream = i.stream AND d.uid IS DISTINCT FROM i.uid
+     AND d.ts_ns <= i.ts_ns AND (i.ts_ns < d.end_ns OR (d.end_ns = d.ts_ns AND i.ts_ns = d.ts_ns))
+     AND (i.kind = 'kernel' OR (d.ts_ns, -d.end_ns, d.uid) < (i.ts_ns, -i.end_ns, i.uid))
+    GROUP BY ALL
+)
+SELECT * FROM host_side WHERE kind = 'annotation' OR enclosing_uid IS NOT NULL
+UNION ALL SELECT * FROM device_side WHERE kind = 'annotation' OR enclosing_uid IS NOT NULL
+""",
 }
 
 
@@ -401,15 +443,6 @@ mo AS MATERIALIZED (SELECT m.*, o.name, o.pid, o.tid, o.ts_ns, o.rank, o.pre, o.
     ),
     # the walk up the module frames stepped through every slice
     tracelens_ops_summary=_spliced("tracelens_ops_summary", mods="SELECT trace_id, uid, name, module_uid FROM slices"),
-    # every kernel was swept, on both sides, whatever the annotations
-    _annotations=_spliced(
-        "_annotations",
-        launched="""
-    SELECT k.trace_id, k.uid, k.name, k.device, k.stream, k.ts_ns, k.end_ns, s.pre
-    FROM kernels k JOIN slices s ON s.trace_id = k.trace_id AND s.uid = k.launch_uid""",
-        on_dev="SELECT * FROM kernels",
-        asked="SELECT trace_id, side, device, stream, level, pos, uid, q FROM swept WHERE q IS NOT NULL",
-    ),
 )
 
 

@@ -29,7 +29,23 @@ def test_parent_and_depth_match_stack_walk(path):
     diff = [u for u in want if want[u] != got[u]]
     assert not diff, f"{len(diff)} slices differ, e.g. uid {diff[0]}: want {want[diff[0]]} got {got[diff[0]]}"
     _stack_ids_name_the_paths(d["traceEvents"], want, s)
+    _annotation_uids_are_the_nearest_above(want, s)
     _python_ids_agree(t, path)
+
+
+def _annotation_uids_are_the_nearest_above(want, s):
+    """slices.annotation_uid: the first user_annotation up the reference walk's parents."""
+    cat = dict(zip(s["uid"].to_pylist(), s["cat"].to_pylist()))
+    got = dict(zip(s["uid"].to_pylist(), s["annotation_uid"].to_pylist()))
+
+    def above(u):
+        u = want[u][0]
+        while u is not None and cat[u] != "user_annotation":
+            u = want[u][0]
+        return u
+
+    wrong = [u for u in want if got[u] != above(u)]
+    assert not wrong, f"{len(wrong)} slices, e.g. uid {wrong[0]}: want {above(wrong[0])} got {got[wrong[0]]}"
 
 
 def _stack_ids_name_the_paths(events, want, s):

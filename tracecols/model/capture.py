@@ -552,6 +552,7 @@ def merge(slices, kernels, events_schema=None, captures=()):
         pl.col("top_op_uid_new").alias("top_op_uid"),
         pl.col("py_uid_new").alias("py_uid"),
         pl.col("module_uid_new").alias("module_uid"),
+        pl.lit(None, pl.Int64).alias("annotation_uid"),  # both set over the new tree below
         (pl.col("lpre") + 1 + pl.col("j")).alias("pre"),
         (pl.col("lpre") + 1 + pl.col("lsub")).alias("subtree_end"),
         pl.col("nchild").alias("n_children"),
@@ -559,23 +560,11 @@ def merge(slices, kernels, events_schema=None, captures=()):
         pl.lit(False).alias("is_recompute"),
         pl.lit(0, pl.Int64).alias("stack_id"),
     )
-    out_slices = pl.concat(
-        [sl_new.select(SLICES_SCHEMA.names), grafted.cast({f.name: sl_new.schema[f.name] for f in SLICES_SCHEMA})]
-    ).sort(["trace_id", "pre"])
-    # the grafted slices' stacks are their launch's and theirs: every id again, over the new tree
-    row = np.arange(out_slices.height, dtype=np.int64)
-    ends = row + (out_slices.get_column("subtree_end") - out_slices.get_column("pre")).to_numpy()
     out_slices = _as_table(
-        out_slices.with_columns(
-            pl.Series(
-                "stack_id",
-                stack_ids(
-                    out_slices.get_column("name"),
-                    out_slices.get_column("cat"),
-                    out_slices.get_column("depth").to_numpy(),
-                    ends,
-                ),
-            )
+        _over_the_grafted_tree(
+            pl.concat(
+                [sl_new.select(SLICES_SCHEMA.names), grafted.cast({f.name: sl_new.schema[f.name] for f in SLICES_SCHEMA})]
+            ).sort(["trace_id", "pre"])
         ),
         SLICES_SCHEMA,
     )
@@ -598,6 +587,23 @@ def merge(slices, kernels, events_schema=None, captures=()):
         "graph_nodes": nodes_table,
         "events": _grafted_events(g, by_file, events_schema),
     }
+
+
+def _over_the_grafted_tree(sl):
+    """The columns that follow from a slice's ancestors and are not carried from its template,
+    computed again over the tree with the grafts (`sl` in pre-order): its stack and the user
+    annotation it runs in (model/tree.py)."""
+    ends = np.arange(sl.height, dtype=np.int64) + (sl.get_column("subtree_end") - sl.get_column("pre")).to_numpy()
+    par = parent_index(sl)
+    ann = nearest(par, (sl.get_column("cat") == "user_annotation").fill_null(False).to_numpy(), include_self=False)
+    uid = sl.get_column("uid").to_numpy()
+    return sl.with_columns(
+        pl.Series("annotation_uid", pa.array(np.where(ann >= 0, uid[np.maximum(ann, 0)], 0), pa.int64(), mask=ann < 0)),
+        pl.Series(
+            "stack_id",
+            stack_ids(sl.get_column("name"), sl.get_column("cat"), sl.get_column("depth").to_numpy(), ends),
+        ),
+    )
 
 
 def _as_table(df, schema):

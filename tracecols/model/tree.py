@@ -67,6 +67,7 @@ SLICES_SCHEMA = pa.schema(
         ("top_op_uid", pa.int64()),
         ("py_uid", pa.int64()),
         ("module_uid", pa.int64()),
+        ("annotation_uid", pa.int64()),
         ("pre", pa.int64()),
         ("subtree_end", pa.int64()),
         ("n_children", pa.int32()),
@@ -348,6 +349,7 @@ def _derive(x, parent, depth, ts, offset):
     py = nearest(parent, is_py, include_self=False)
     is_mod = is_py & x.get_column("name").str.starts_with("nn.Module: ").fill_null(False).to_numpy()
     mod = nearest(parent, is_mod, include_self=False)
+    ann = nearest(parent, (cat == "user_annotation").fill_null(False).to_numpy(), include_self=False)
     is_rc = is_py & x.get_column("name").str.contains(RECOMPUTE_FRAME).fill_null(False).to_numpy()
     recompute = nearest(parent, is_rc) >= 0
     # pre-order = thread order; a subtree is the run of following slices deeper than its root
@@ -384,6 +386,7 @@ def _derive(x, parent, depth, ts, offset):
         "top_op_uid": uid_of(top_i),
         "py_uid": uid_of(py),
         "module_uid": uid_of(mod),
+        "annotation_uid": uid_of(ann),
         "pre": pa.array(pos + offset, pa.int64()),
         "subtree_end": pa.array(sub_end + offset, pa.int64()),
         "n_children": pa.array(n_children, pa.int32()),
