@@ -43,8 +43,8 @@ shapes AS (  -- the arguments' text made before the join, which then carries two
     SELECT trace_id, uid,
            -- a TensorList argument is one level deeper than events.input_dims holds: read it from args
            coalesce(CAST(input_dims AS VARCHAR),
-                    regexp_replace(json_extract(args, '$."Input Dims"')::VARCHAR, ',', ', ', 'g')) AS input_shapes,
-           coalesce(to_json(input_types)::VARCHAR, json_extract(args, '$."Input type"')::VARCHAR) AS input_types
+                    regexp_replace(_tc_arg(args, 'Input Dims')::VARCHAR, ',', ', ', 'g')) AS input_shapes,
+           coalesce(to_json(input_types)::VARCHAR, _tc_arg(args, 'Input type')::VARCHAR) AS input_types
     FROM events WHERE cat IN ('cpu_op', 'user_annotation', 'cuda_runtime', 'cuda_driver')
 ),
 top_shapes AS (  -- the folded events' shapes: their tops', a small join of its own (one join of every op

@@ -26,12 +26,12 @@ WITH inst AS (
     SELECT o.trace_id, o.uid, o.name, o.subtree_kernels, o.subtree_kernel_sum_ns, o.subtree_busy_ns,
            -- a TensorList argument is one level deeper than events.input_dims holds: read it from args
            coalesce(CAST(e.input_dims AS VARCHAR),
-                    regexp_replace(json_extract(e.args, '$."Input Dims"')::VARCHAR, ',', ', ', 'g')) AS input_dims,
-           coalesce(to_json(e.input_types)::VARCHAR, json_extract(e.args, '$."Input type"')::VARCHAR) AS input_types,
+                    regexp_replace(_tc_arg(e.args, 'Input Dims')::VARCHAR, ',', ', ', 'g')) AS input_dims,
+           coalesce(to_json(e.input_types)::VARCHAR, _tc_arg(e.args, 'Input type')::VARCHAR) AS input_types,
            coalesce(CAST(e.input_strides AS VARCHAR),
-                    regexp_replace(json_extract(e.args, '$."Input Strides"')::VARCHAR, ',', ', ', 'g')) AS input_strides,
+                    regexp_replace(_tc_arg(e.args, 'Input Strides')::VARCHAR, ',', ', ', 'g')) AS input_strides,
            coalesce(to_json(e.concrete_inputs)::VARCHAR,
-                    json_extract(e.args, '$."Concrete Inputs"')::VARCHAR) AS concrete_inputs
+                    _tc_arg(e.args, 'Concrete Inputs')::VARCHAR) AS concrete_inputs
     FROM op_gpu_time o JOIN events e ON e.trace_id = o.trace_id AND e.uid = o.uid
 ),
 kn AS (  -- the name of every device event under each op (the op is on its op_path)

@@ -42,8 +42,8 @@ CREATE OR REPLACE MACRO _tc_tl_arg_strs(l) AS
 CREATE OR REPLACE VIEW _tracelens_arg_text AS
 WITH ev AS (  -- the lists; the JSON under Input Dims / Input Strides only where the list column is null
     SELECT e.trace_id, e.uid, e.input_dims AS d, e.input_types AS ty, e.input_strides AS st, e.concrete_inputs AS ci,
-           CASE WHEN e.input_dims IS NULL THEN json_extract(e.args, '$."Input Dims"') END AS dj,
-           CASE WHEN e.input_strides IS NULL THEN json_extract(e.args, '$."Input Strides"') END AS sj
+           CASE WHEN e.input_dims IS NULL THEN _tc_arg(e.args, 'Input Dims') END AS dj,
+           CASE WHEN e.input_strides IS NULL THEN _tc_arg(e.args, 'Input Strides') END AS sj
     FROM events e
     SEMI JOIN (SELECT trace_id, uid FROM _tracelens_launcher_time
                UNION ALL SELECT trace_id, uid FROM _tracelens_unified_ops) x
