@@ -49,13 +49,16 @@ under_out AS (  -- included slices under left-out ones (in practice the profiler
       ON o.trace_id = c.trace_id AND o.pre < c.pre AND c.pre <= o.subtree_end
     WHERE c.cat IS DISTINCT FROM 'Trace' GROUP BY ALL)
 SELECT n.trace_id, n.nid::BIGINT AS node, p.nid::BIGINT AS parent,
-       coalesce(nullif(replace(replace(replace(f.name, ';', ','), chr(13), ' '), chr(10), ' '), ''),
-                '(unnamed)') AS frame,
+       CASE WHEN f.name IS NULL OR f.name = '' THEN '(unnamed)'
+            WHEN contains(f.name, ';') OR contains(f.name, chr(13)) OR contains(f.name, chr(10))  -- seldom
+            THEN replace(replace(replace(f.name, ';', ','), chr(13), ' '), chr(10), ' ')
+            ELSE f.name END AS frame,
        (f.depth - coalesce(o.n, 0) + 1)::INTEGER AS frames,
        n.slices::BIGINT AS slices, n.self_cpu_ns::BIGINT AS self_cpu_ns,
        coalesce(n.device_events, 0)::BIGINT AS device_events, coalesce(n.self_device_ns, 0)::BIGINT AS self_device_ns
 FROM nodes n JOIN slices f ON f.trace_id = n.trace_id AND f.uid = n.nid  -- the frame: that of any of its slices
 LEFT JOIN under_out o ON o.trace_id = n.trace_id AND o.uid = n.nid
-LEFT JOIN slices u ON u.trace_id = n.trace_id AND u.uid = n.up  -- the path one frame up: the slice above's
+LEFT JOIN (SELECT trace_id, uid, stack_id FROM slices WHERE n_children > 0) u  -- the path one frame up: the slice above's
+  ON u.trace_id = n.trace_id AND u.uid = n.up
 LEFT JOIN nodes p ON p.trace_id = n.trace_id AND p.stack_id = u.stack_id
 ORDER BY n.trace_id, node;
