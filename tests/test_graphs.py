@@ -107,6 +107,30 @@ def test_grafted_tree_is_consistent(merged):
     assert {k: list(v) for k, v in zip(walk["kuid"], walk["path"])} == {k: list(v) for k, v in paths.items()}
 
 
+def test_grafted_slices_have_the_stacks_and_annotations_of_the_tree_they_hang_in(merged):
+    """stack_id and annotation_uid over the tree with the grafts, against a plain walk up
+    parent_uid: equal ids exactly for equal paths of names; the first user_annotation above."""
+    _, t = merged
+    s = t.sql("select uid, parent_uid, cat, name, stack_id, annotation_uid from slices order by depth").rows()
+    assert any(u < 0 for u, *_ in s), "the replay has grafted slices: the check must reach them"
+    by_uid = {r[0]: r for r in s}
+    known, path = {(): 0}, {}
+    for uid, parent, cat, name, _, _ in s:  # parents first
+        up = path[parent] if parent is not None else 0
+        frame = (name or "").replace(";", ",").replace("\r", " ").replace("\n", " ") or "(unnamed)"
+        path[uid] = up if cat == "Trace" else known.setdefault((up, frame), len(known))
+    pairs = {(path[u], sid) for u, *_, sid, _ in s}
+    assert len({p for p, _ in pairs}) == len({i for _, i in pairs}) == len(pairs)
+
+    def above(uid):
+        u = by_uid[uid][1]
+        while u is not None and by_uid[u][2] != "user_annotation":
+            u = by_uid[u][1]
+        return u
+
+    assert [a for *_, a in s] == [above(u) for u, *_ in s]
+
+
 @pytest.mark.corpus
 def test_grafted_ops_keep_their_shapes(merged):
     """op_perf sees the captured GEMMs: the grafted events carry the capture's Input Dims."""

@@ -560,14 +560,12 @@ def merge(slices, kernels, events_schema=None, captures=()):
         pl.lit(False).alias("is_recompute"),
         pl.lit(0, pl.Int64).alias("stack_id"),
     )
-    out_slices = _as_table(
-        _over_the_grafted_tree(
-            pl.concat(
-                [sl_new.select(SLICES_SCHEMA.names), grafted.cast({f.name: sl_new.schema[f.name] for f in SLICES_SCHEMA})]
-            ).sort(["trace_id", "pre"])
-        ),
-        SLICES_SCHEMA,
-    )
+    out_slices = pl.concat(
+        [sl_new.select(SLICES_SCHEMA.names), grafted.cast({f.name: sl_new.schema[f.name] for f in SLICES_SCHEMA})]
+    ).sort(["trace_id", "pre"])
+    if grafted.height:  # the existing slices keep theirs: a graft adds nothing above them
+        out_slices = _over_the_grafted_tree(out_slices)
+    out_slices = _as_table(out_slices, SLICES_SCHEMA)
     out_kernels = _relink(kernels, gk, inst, tcalls, nodes)
     nodes_table = _as_table(
         g.select(
