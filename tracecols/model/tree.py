@@ -356,6 +356,7 @@ def _derive(x, parent, depth, ts, offset):
     d = depth.astype(np.int64)
     jr = prev_greater(-d[::-1], -d[::-1] - 1)[::-1]  # reversed: next k > i with depth[k] <= depth[i]
     sub_end = np.where(jr >= 0, (n - 1 - jr) - 1, n - 1)
+    stack = stack_ids(x.get_column("name"), cat, d, sub_end)  # before the columns: its temporaries add to them
     n_children = np.bincount(p[has], minlength=n).astype(np.int32)
     dur = x.get_column("dur_ns").to_numpy().astype(np.int64)
     child_dur = np.bincount(p[has], weights=dur[has], minlength=n)
@@ -392,7 +393,7 @@ def _derive(x, parent, depth, ts, offset):
         "n_children": pa.array(n_children, pa.int32()),
         "self_ns": pa.array(self_ns, pa.int64()),
         "is_recompute": pa.array(recompute, pa.bool_()),
-        "stack_id": pa.array(stack_ids(x.get_column("name"), cat, d, sub_end), pa.int64()),
+        "stack_id": pa.array(stack, pa.int64()),
     }
     return pa.table([cols[f.name].cast(f.type) for f in SLICES_SCHEMA], schema=SLICES_SCHEMA)
 
@@ -427,28 +428,41 @@ def stack_ids(name, cat, depth, sub_end):
         np.add.at(open_, np.flatnonzero(held) + 1, 1)
         np.add.at(open_, sub_end[held] + 1, -1)
         level = level - np.cumsum(open_)[:n]
-    words = pc.dictionary_encode(name.fill_null("").to_arrow())  # a null name is an empty one: (unnamed)
+    # the names as Arrow views of polars' own buffers, not a copy (a part of a big trace: 1M slices)
+    words = pc.dictionary_encode(name.to_arrow(compat_level=pl.CompatLevel.newest()))
     if isinstance(words, pa.ChunkedArray):
         words = words.combine_chunks()
-    frames = np.array(
-        [int.from_bytes(hashlib.md5(stack_frame(w).encode()).digest()[:8], "little") for w in words.dictionary.to_pylist()],
-        np.uint64,
-    )
+    names = words.dictionary.to_pylist() + [None]  # the last: a null name, (unnamed) as an empty one
+    frames = np.array([int.from_bytes(hashlib.md5(stack_frame(w).encode()).digest()[:8], "little") for w in names], np.uint64)
+    h = frames[pc.fill_null(words.indices, len(names) - 1).to_numpy()]
+    del words
+    # in place, one array at a time: this runs beside a whole part's columns
     with np.errstate(over="ignore"):  # multiplication modulo 2^64 is the point
-        h = _splitmix64(frames[words.indices.to_numpy()] ^ (level.astype(np.uint64) * _GOLDEN))
+        lv = level.astype(np.uint64)
+        lv *= _GOLDEN
+        h ^= lv
+        del lv
+        _splitmix64(h)
     h[out] = 0
     run = np.zeros(n + 1, np.uint64)
     run[:n] = h
     np.bitwise_xor.at(run, sub_end + 1, h)
-    return np.bitwise_xor.accumulate(run)[:n].view(np.int64)
+    del h
+    np.bitwise_xor.accumulate(run, out=run)
+    return run[:n].view(np.int64)
 
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
 
 def _splitmix64(z):
-    """splitmix64's finaliser, elementwise (uint64): a bijection that spreads every input bit."""
-    z = z + _GOLDEN
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return z ^ (z >> np.uint64(31))
+    """splitmix64's finaliser, elementwise and in place (uint64): a bijection that spreads every
+    input bit."""
+    t = np.empty_like(z)
+    z += _GOLDEN
+    for shift, mult in ((30, 0xBF58476D1CE4E5B9), (27, 0x94D049BB133111EB)):
+        np.right_shift(z, np.uint64(shift), out=t)
+        z ^= t
+        z *= np.uint64(mult)
+    np.right_shift(z, np.uint64(31), out=t)
+    z ^= t
