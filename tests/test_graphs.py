@@ -9,6 +9,7 @@ import sys
 
 import polars as pl
 import pytest
+import tree_reference as ref
 from conftest import CORPUS
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -111,24 +112,12 @@ def test_grafted_slices_have_the_stacks_and_annotations_of_the_tree_they_hang_in
     """stack_id and annotation_uid over the tree with the grafts, against a plain walk up
     parent_uid: equal ids exactly for equal paths of names; the first user_annotation above."""
     _, t = merged
-    s = t.sql("select uid, parent_uid, cat, name, stack_id, annotation_uid from slices order by depth").rows()
-    assert any(u < 0 for u, *_ in s), "the replay has grafted slices: the check must reach them"
-    by_uid = {r[0]: r for r in s}
-    known, path = {(): 0}, {}
-    for uid, parent, cat, name, _, _ in s:  # parents first
-        up = path[parent] if parent is not None else 0
-        frame = (name or "").replace(";", ",").replace("\r", " ").replace("\n", " ") or "(unnamed)"
-        path[uid] = up if cat == "Trace" else known.setdefault((up, frame), len(known))
-    pairs = {(path[u], sid) for u, *_, sid, _ in s}
-    assert len({p for p, _ in pairs}) == len({i for _, i in pairs}) == len(pairs)
-
-    def above(uid):
-        u = by_uid[uid][1]
-        while u is not None and by_uid[u][2] != "user_annotation":
-            u = by_uid[u][1]
-        return u
-
-    assert [a for *_, a in s] == [above(u) for u, *_ in s]
+    rows = t.sql("select uid, parent_uid, cat, name, stack_id, annotation_uid from slices").rows()
+    assert any(u < 0 for u, *_ in rows), "the replay has grafted slices: the check must reach them"
+    parent, cat, name = ({r[0]: r[k] for r in rows} for k in (1, 2, 3))
+    path = ref.stack_paths(parent, cat, name)
+    ref.assert_one_to_one(((path[r[0]], r[4]) for r in rows), "stack ids")
+    assert [r[5] for r in rows] == [ref.annotation_above(parent, cat, r[0]) for r in rows]
 
 
 @pytest.mark.corpus

@@ -35,39 +35,20 @@ def test_parent_and_depth_match_stack_walk(path):
 
 def _annotation_uids_are_the_nearest_above(want, s):
     """slices.annotation_uid: the first user_annotation up the reference walk's parents."""
+    parent = {u: p for u, (p, _) in want.items()}
     cat = dict(zip(s["uid"].to_pylist(), s["cat"].to_pylist()))
     got = dict(zip(s["uid"].to_pylist(), s["annotation_uid"].to_pylist()))
-
-    def above(u):
-        u = want[u][0]
-        while u is not None and cat[u] != "user_annotation":
-            u = want[u][0]
-        return u
-
-    wrong = [u for u in want if got[u] != above(u)]
-    assert not wrong, f"{len(wrong)} slices, e.g. uid {wrong[0]}: want {above(wrong[0])} got {got[wrong[0]]}"
+    wrong = [u for u in want if got[u] != ref.annotation_above(parent, cat, u)]
+    assert not wrong, f"{len(wrong)} slices, e.g. uid {wrong[0]}: got {got[wrong[0]]}"
 
 
 def _stack_ids_name_the_paths(events, want, s):
     """slices.stack_id against the paths of frame names up the reference walk's parents (the
     profiler's `Trace` span left out): equal ids exactly for equal paths."""
-
-    def frame(name):
-        text = "" if name is None else str(name)
-        return text.replace(";", ",").replace("\r", " ").replace("\n", " ") or "(unnamed)"
-
-    known, path_of = {(): 0}, {}
-    for u in sorted(want, key=lambda u: want[u][1]):  # parents first
-        parent = want[u][0]
-        up = path_of[parent] if parent is not None else 0
-        if events[u].get("cat") == "Trace":
-            path_of[u] = up
-        else:
-            path_of[u] = known.setdefault((up, frame(events[u].get("name"))), len(known))
+    parent = {u: p for u, (p, _) in want.items()}
+    path = ref.stack_paths(parent, {u: events[u].get("cat") for u in want}, {u: events[u].get("name") for u in want})
     ids = {u: i for u, i in zip(s["uid"].to_pylist(), s["stack_id"].to_pylist()) if u >= 0}
-    pairs = {(path_of[u], ids[u]) for u in want}
-    assert len({p for p, _ in pairs}) == len(pairs), "one path, two stack ids"
-    assert len({i for _, i in pairs}) == len(pairs), "two paths, one stack id"
+    ref.assert_one_to_one(((path[u], ids[u]) for u in want), "stack ids")
 
 
 def _python_ids_agree(t, path):

@@ -71,3 +71,43 @@ def walk(slices, tol=TOL_NS):
             eff = min(end, stack[-1][1]) if stack else end
             stack.append([uid, eff])
     return res
+
+
+def stack_paths(parent, cat, name):
+    """{uid: number of its path}: slices on equal paths of frame names from their root (a
+    `Trace` slice adds no frame) get equal numbers, by a walk up `parent` ({uid: parent uid or
+    None}; `cat`, `name`: {uid: …}). A frame is the name with `;` as `,` and newlines as spaces,
+    `(unnamed)` for none."""
+
+    def frame(text):
+        text = "" if text is None else str(text)
+        return text.replace(";", ",").replace("\r", " ").replace("\n", " ") or "(unnamed)"
+
+    known, path = {}, {}
+
+    def of(u):  # iterative: Python stacks are deep
+        todo = []
+        while u is not None and u not in path:
+            todo.append(u)
+            u = parent[u]
+        up = path[u] if u is not None else -1
+        for v in reversed(todo):
+            up = path[v] = up if cat[v] == "Trace" else known.setdefault((up, frame(name[v])), len(known))
+        return up
+
+    return {u: of(u) for u in parent}
+
+
+def annotation_above(parent, cat, u):
+    """The first user_annotation strictly above slice `u`, walking up `parent`, or None."""
+    u = parent[u]
+    while u is not None and cat[u] != "user_annotation":
+        u = parent[u]
+    return u
+
+
+def assert_one_to_one(pairs, what):
+    """Each left value has one right value and each right value one left value."""
+    pairs = set(pairs)
+    assert len({a for a, _ in pairs}) == len(pairs), f"one path, two {what}"
+    assert len({b for _, b in pairs}) == len(pairs), f"two paths, one {what}"

@@ -14,8 +14,8 @@
 -- durations: events overlapping on two streams both count. Device events without a launch call
 -- in the trace are in no row.
 -- How: slices.stack_id already names each slice's path (computed with the tree, model/tree.py:
--- a running XOR of md5(level;frame) in pre-order, 64 bits, equal for two slices exactly when their
--- paths are, up to a probability of 2^-64 a pair); a path's slices are grouped by it, and the path
+-- a running XOR in pre-order of 64 bits per frame, md5 of its name mixed with its level; equal
+-- for two slices exactly when their paths are, up to a probability of 2^-64 a pair); a path's slices are grouped by it, and the path
 -- one frame up is the stack_id of the slice above any of them (the same for all: the slices of a
 -- path have parents of one path). The level of a frame is its depth less the left-out slices
 -- above it. The work is linear in the number of slices (the SGLang capture trace's 59k slices:

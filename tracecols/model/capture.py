@@ -33,7 +33,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .kernels import LAUNCH_CATS, op_paths, parent_index
-from .tree import SLICES_SCHEMA, nearest, prev_greater, stack_ids
+from .tree import SLICES_SCHEMA, annotation_above, nearest, prev_greater, stack_ids, uid_column
 
 GRAPH_LAUNCH = r"GraphLaunch"  # cudaGraphLaunch, hipGraphLaunch, cuGraphLaunch (and _v… variants)
 _CAPTURED_CALL = r"(?i)launch|memcpy|memset"
@@ -592,11 +592,9 @@ def _over_the_grafted_tree(sl):
     computed again over the tree with the grafts (`sl` in pre-order): its stack and the user
     annotation it runs in (model/tree.py)."""
     ends = np.arange(sl.height, dtype=np.int64) + (sl.get_column("subtree_end") - sl.get_column("pre")).to_numpy()
-    par = parent_index(sl)
-    ann = nearest(par, (sl.get_column("cat") == "user_annotation").fill_null(False).to_numpy(), include_self=False)
-    uid = sl.get_column("uid").to_numpy()
+    ann = annotation_above(parent_index(sl), sl.get_column("cat"))
     return sl.with_columns(
-        pl.Series("annotation_uid", pa.array(np.where(ann >= 0, uid[np.maximum(ann, 0)], 0), pa.int64(), mask=ann < 0)),
+        pl.Series("annotation_uid", uid_column(sl.get_column("uid").to_numpy(), ann)),
         pl.Series(
             "stack_id",
             stack_ids(sl.get_column("name"), sl.get_column("cat"), sl.get_column("depth").to_numpy(), ends),

@@ -349,7 +349,7 @@ def _derive(x, parent, depth, ts, offset):
     py = nearest(parent, is_py, include_self=False)
     is_mod = is_py & x.get_column("name").str.starts_with("nn.Module: ").fill_null(False).to_numpy()
     mod = nearest(parent, is_mod, include_self=False)
-    ann = nearest(parent, (cat == "user_annotation").fill_null(False).to_numpy(), include_self=False)
+    ann = annotation_above(parent, cat)
     is_rc = is_py & x.get_column("name").str.contains(RECOMPUTE_FRAME).fill_null(False).to_numpy()
     recompute = nearest(parent, is_rc) >= 0
     # pre-order = thread order; a subtree is the run of following slices deeper than its root
@@ -363,7 +363,7 @@ def _derive(x, parent, depth, ts, offset):
     self_ns = np.maximum(dur - child_dur.astype(np.int64), 0)
 
     def uid_of(ix):
-        return pa.array(np.where(ix >= 0, uid[np.maximum(ix, 0)], 0), pa.int64(), mask=ix < 0)
+        return uid_column(uid, ix)
 
     cols = {
         "trace_id": x.get_column("trace_id").to_arrow().cast(pa.int32()),
@@ -396,6 +396,17 @@ def _derive(x, parent, depth, ts, offset):
         "stack_id": pa.array(stack, pa.int64()),
     }
     return pa.table([cols[f.name].cast(f.type) for f in SLICES_SCHEMA], schema=SLICES_SCHEMA)
+
+
+def uid_column(uid, ix):
+    """uid[ix] as an Arrow int64 column, null where ix < 0 (no such slice)."""
+    return pa.array(np.where(ix >= 0, uid[np.maximum(ix, 0)], 0), pa.int64(), mask=ix < 0)
+
+
+def annotation_above(parent, cat):
+    """Row of the nearest user_annotation strictly above each slice, -1 if none (`parent`: rows;
+    `cat`: a polars Series): what slices.annotation_uid names."""
+    return nearest(parent, (cat == "user_annotation").fill_null(False).to_numpy(), include_self=False)
 
 
 def stack_frame(name):
