@@ -292,12 +292,12 @@ def _group_columns(evs, ekeys, akeys, mixed, checked):
                     d[k] = e[k]
     cols["args"] = _json_column(rest, n)
     cols["extra"] = _json_column(extra, n)
-    return [cols[c] if c in cols else _nulls(RAW_SCHEMA.field(c).type, n) for c in _COLUMNS]
+    return [cols[c] if c in cols else null_column(RAW_SCHEMA.field(c).type, n) for c in _COLUMNS]
 
 
 def _json_column(by_index, n):
     if not by_index:
-        return _nulls(pa.string(), n)
+        return null_column(pa.string(), n)
     out = [None] * n
     for i, d in by_index.items():
         out[i] = jsontext.dumps(d)
@@ -308,7 +308,7 @@ def build_batches(events, uid0, checked=True):
     """RecordBatches of RAW_SCHEMA for `events` (a list of parsed dicts), uids from uid0.
 
     One batch per group of events with the same key layout (small groups share one), so
-    that the columns a group does not use are all-null and cost no memory (see _nulls);
+    that the columns a group does not use are all-null and cost no memory (see null_column);
     rows are therefore grouped by kind, not in uid order. `checked`: the events may hold
     plain Decimals (see _convert); False for msgspec's, whose non-integers are jsontext.Exact.
     """
@@ -352,14 +352,14 @@ def _zero_buffer(nbytes):
     return _zeros
 
 
-def _nulls(typ, n):
+def null_column(typ, n):
     """An all-null array whose buffers all point into one shared zero buffer: no memory per column."""
     if pa.types.is_string(typ):
         return pa.Array.from_buffers(
             typ, n, [_zero_buffer((n + 7) // 8), _zero_buffer(4 * (n + 1)), _zero_buffer(0)], null_count=n
         )
     if pa.types.is_list(typ):
-        child = _nulls(typ.value_type, 0)
+        child = null_column(typ.value_type, 0)
         return pa.Array.from_buffers(
             typ, n, [_zero_buffer((n + 7) // 8), _zero_buffer(4 * (n + 1))], null_count=n, children=[child]
         )

@@ -15,7 +15,7 @@ import ijson
 
 from ..errors import Empty, Malformed, NotATrace
 from ..progress import tracker
-from . import rocprof
+from . import native, rocprof
 from .batch import build_batches
 from .chunked import Items
 from .source import GZIP_ERRORS, Source
@@ -178,8 +178,26 @@ def item_stream(src, prefix, what):
             gc.enable()
 
 
-def read_events(src, form, on_batch, batch_size=BATCH):
-    """Stream the events of `src` (a Source) to `on_batch(RecordBatch)`; returns (n_events, tail_meta)."""
+def read_events(src, form, on_batch, batch_size=BATCH, threads=1):
+    """Stream the events of `src` (a Source) to `on_batch(RecordBatch)`; returns (n_events, tail_meta).
+
+    A local file is read by the compiled reader (read/native.py) on `threads` threads, where it
+    is built; else, and for the error of a file that reader stops on, by the Python reader."""
+    if native.usable(src):
+        try:
+            return native.read_events(src, form, on_batch, threads)
+        except native.Declined as why:
+            _read_events_python(Source(src.path), form, lambda b: None, batch_size)
+            message, offset = why.args
+            raise Malformed(
+                src.path,
+                f"the compiled reader stopped ({message}) where the Python reader does not; TRACECOLS_READER=python reads it",
+                offset=offset,
+            ) from None
+    return _read_events_python(src, form, on_batch, batch_size)
+
+
+def _read_events_python(src, form, on_batch, batch_size=BATCH):
     prefix = "item" if form == "array" else "traceEvents.item"
     held, uid = [], 0
     with_ph = 0
@@ -248,7 +266,7 @@ def _without_ph(first, n):
     return f"none of its {n:,} events has a 'ph' key (every Chrome-trace event has one)"
 
 
-def read_trace(path, on_batch, batch_size=BATCH, on_head=None):
+def read_trace(path, on_batch, batch_size=BATCH, on_head=None, threads=1):
     """Read one trace file. Returns a dict: path, form, metadata (all top-level keys), n_events, sha256, size.
 
     `on_head(metadata)`, if given, sees the top-level keys that precede the events before
@@ -260,7 +278,7 @@ def read_trace(path, on_batch, batch_size=BATCH, on_head=None):
         return rocprof.read_trace(src, on_batch, batch_size, on_head)
     if on_head is not None:
         on_head(dict(head))
-    n, tail = read_events(src, form, on_batch, batch_size)
+    n, tail = read_events(src, form, on_batch, batch_size, threads)
     meta = dict(head)
     meta.update(tail)
     return {

@@ -156,6 +156,7 @@ class Source:
         if head == ZSTD_MAGIC:
             raise Malformed(self.path, "zstd-compressed; decompress it first (only gzip is read directly)", offset=0)
         self._hasher = None
+        self._digest = None
 
     def stream(self, hashed=False):
         """A binary file object of the decompressed content (caller closes it).
@@ -212,13 +213,21 @@ class Source:
             return Malformed(self.path, f"truncated gzip file: {msg}", offset=offset)
         return Malformed(self.path, f"corrupt gzip data: {msg}", offset=offset)
 
+    def digested(self, size, sha256):
+        """Record the raw size and sha256 of the file, hashed beside a read that did not stream it here."""
+        self._digest = (size, sha256)
+
     @property
     def sha256(self):
+        if self._digest is not None:
+            return self._digest[1]
         return self._hasher.sha.hexdigest() if self._hasher else None
 
     @property
     def read_size(self):
         """Bytes of the file as its hashed stream read them, else its size on disk."""
+        if self._digest is not None:
+            return self._digest[0]
         return self._hasher.nbytes if self._hasher else self.size
 
 

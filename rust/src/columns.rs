@@ -1,0 +1,307 @@
+//! Columns filled row by row, sparsely (a value is stored with its row; most promoted columns
+//! are null in most rows), and turned into dense Arrow arrays once a piece is read.
+//!
+//! Every column can drop the rows from a given one on (`truncate`): an event found odd or cut
+//! short half-way leaves nothing behind.
+
+use std::sync::Arc;
+
+use arrow_array::{Array, ArrayRef, Decimal128Array, Int64Array, ListArray, StringArray};
+use arrow_buffer::{Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
+use arrow_schema::{DataType, Field};
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Kind {
+    Int,
+    Str,
+    Float,
+    StrList,
+    IntList,
+    Dims,
+}
+
+impl Kind {
+    pub fn parse(name: &str) -> Option<Kind> {
+        Some(match name {
+            "int" => Kind::Int,
+            "str" => Kind::Str,
+            "float" => Kind::Float,
+            "strlist" => Kind::StrList,
+            "intlist" => Kind::IntList,
+            "dims" => Kind::Dims,
+            _ => return None,
+        })
+    }
+}
+
+/// One column. `rows` holds the row of each stored value, increasing.
+pub enum Col {
+    I64 {
+        rows: Vec<u32>,
+        vals: Vec<i64>,
+    },
+    Str {
+        rows: Vec<u32>,
+        ends: Vec<u32>,
+        data: Vec<u8>,
+    },
+    Dec {
+        rows: Vec<u32>,
+        vals: Vec<i128>,
+    },
+    /// a list per row: `ends` into `items`, each item's text ending at `item_ends`
+    StrList {
+        rows: Vec<u32>,
+        ends: Vec<u32>,
+        item_ends: Vec<u32>,
+        data: Vec<u8>,
+    },
+    IntList {
+        rows: Vec<u32>,
+        ends: Vec<u32>,
+        items: Vec<i64>,
+    },
+    /// a list of lists per row: `ends` into `inner`, each inner list ending at its `inner` entry in `items`
+    Dims {
+        rows: Vec<u32>,
+        ends: Vec<u32>,
+        inner: Vec<u32>,
+        items: Vec<i64>,
+    },
+}
+
+impl Col {
+    pub fn new(kind: Kind) -> Col {
+        match kind {
+            Kind::Int => Col::I64 {
+                rows: vec![],
+                vals: vec![],
+            },
+            Kind::Str => Col::Str {
+                rows: vec![],
+                ends: vec![],
+                data: vec![],
+            },
+            Kind::Float => Col::Dec {
+                rows: vec![],
+                vals: vec![],
+            },
+            Kind::StrList => Col::StrList {
+                rows: vec![],
+                ends: vec![],
+                item_ends: vec![],
+                data: vec![],
+            },
+            Kind::IntList => Col::IntList {
+                rows: vec![],
+                ends: vec![],
+                items: vec![],
+            },
+            Kind::Dims => Col::Dims {
+                rows: vec![],
+                ends: vec![],
+                inner: vec![],
+                items: vec![],
+            },
+        }
+    }
+
+    fn rows(&self) -> &Vec<u32> {
+        match self {
+            Col::I64 { rows, .. }
+            | Col::Str { rows, .. }
+            | Col::Dec { rows, .. }
+            | Col::StrList { rows, .. }
+            | Col::IntList { rows, .. }
+            | Col::Dims { rows, .. } => rows,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rows().is_empty()
+    }
+
+    pub fn push_i64(&mut self, row: u32, v: i64) {
+        if let Col::I64 { rows, vals } = self {
+            rows.push(row);
+            vals.push(v);
+        }
+    }
+
+    pub fn push_dec(&mut self, row: u32, v: i128) {
+        if let Col::Dec { rows, vals } = self {
+            rows.push(row);
+            vals.push(v);
+        }
+    }
+
+    /// The string buffer of a Str column, to append one value's text to; then `end_str`.
+    pub fn str_data(&mut self) -> &mut Vec<u8> {
+        match self {
+            Col::Str { data, .. } => data,
+            _ => unreachable!("not a string column"),
+        }
+    }
+
+    pub fn end_str(&mut self, row: u32) {
+        if let Col::Str { rows, ends, data } = self {
+            rows.push(row);
+            ends.push(data.len() as u32);
+        }
+    }
+
+    /// Remove every value of row `row` and later.
+    pub fn truncate(&mut self, row: u32) {
+        let keep = self.rows().partition_point(|&r| r < row);
+        match self {
+            Col::I64 { rows, vals } => {
+                rows.truncate(keep);
+                vals.truncate(keep);
+            }
+            Col::Dec { rows, vals } => {
+                rows.truncate(keep);
+                vals.truncate(keep);
+            }
+            Col::Str { rows, ends, data } => {
+                rows.truncate(keep);
+                ends.truncate(keep);
+                data.truncate(ends.last().copied().unwrap_or(0) as usize);
+            }
+            Col::StrList {
+                rows,
+                ends,
+                item_ends,
+                data,
+            } => {
+                rows.truncate(keep);
+                ends.truncate(keep);
+                item_ends.truncate(ends.last().copied().unwrap_or(0) as usize);
+                data.truncate(item_ends.last().copied().unwrap_or(0) as usize);
+            }
+            Col::IntList { rows, ends, items } => {
+                rows.truncate(keep);
+                ends.truncate(keep);
+                items.truncate(ends.last().copied().unwrap_or(0) as usize);
+            }
+            Col::Dims {
+                rows,
+                ends,
+                inner,
+                items,
+            } => {
+                rows.truncate(keep);
+                ends.truncate(keep);
+                inner.truncate(ends.last().copied().unwrap_or(0) as usize);
+                items.truncate(inner.last().copied().unwrap_or(0) as usize);
+            }
+        }
+    }
+
+    /// The dense Arrow array of `n` rows, or None when every row is null.
+    pub fn finish(self, n: usize) -> Option<ArrayRef> {
+        if self.is_empty() {
+            return None;
+        }
+        Some(match self {
+            Col::I64 { rows, vals } => {
+                let nulls = validity(&rows, n);
+                Arc::new(Int64Array::new(
+                    ScalarBuffer::from(spread(&rows, &vals, n, 0i64)),
+                    nulls,
+                ))
+            }
+            Col::Dec { rows, vals } => {
+                let nulls = validity(&rows, n);
+                let arr =
+                    Decimal128Array::new(ScalarBuffer::from(spread(&rows, &vals, n, 0i128)), nulls);
+                Arc::new(
+                    arr.with_precision_and_scale(38, 18)
+                        .expect("38, 18 is a valid decimal type"),
+                )
+            }
+            Col::Str { rows, ends, data } => Arc::new(strings(&rows, &ends, data, n)),
+            Col::StrList {
+                rows,
+                ends,
+                item_ends,
+                data,
+            } => {
+                let k = item_ends.len();
+                let items = strings(&(0..k as u32).collect::<Vec<_>>(), &item_ends, data, k);
+                Arc::new(list(&rows, &ends, n, Arc::new(items), DataType::Utf8))
+            }
+            Col::IntList { rows, ends, items } => {
+                let items = Int64Array::new(ScalarBuffer::from(items), None);
+                Arc::new(list(&rows, &ends, n, Arc::new(items), DataType::Int64))
+            }
+            Col::Dims {
+                rows,
+                ends,
+                inner,
+                items,
+            } => {
+                let k = inner.len();
+                let items = Int64Array::new(ScalarBuffer::from(items), None);
+                let inner = list(
+                    &(0..k as u32).collect::<Vec<_>>(),
+                    &inner,
+                    k,
+                    Arc::new(items),
+                    DataType::Int64,
+                );
+                let inner_type = inner.data_type().clone();
+                Arc::new(list(&rows, &ends, n, Arc::new(inner), inner_type))
+            }
+        })
+    }
+}
+
+/// The values of `rows` spread over `n` rows, `zero` elsewhere.
+fn spread<T: Copy>(rows: &[u32], vals: &[T], n: usize, zero: T) -> Vec<T> {
+    if rows.len() == n {
+        return vals.to_vec();
+    }
+    let mut out = vec![zero; n];
+    for (&r, &v) in rows.iter().zip(vals) {
+        out[r as usize] = v;
+    }
+    out
+}
+
+fn validity(rows: &[u32], n: usize) -> Option<NullBuffer> {
+    if rows.len() == n {
+        return None;
+    }
+    let mut valid = vec![false; n];
+    for &r in rows {
+        valid[r as usize] = true;
+    }
+    Some(NullBuffer::from(valid))
+}
+
+/// Dense i32 offsets for `n` rows from the end offsets of the rows that have a value.
+fn offsets(rows: &[u32], ends: &[u32], n: usize) -> OffsetBuffer<i32> {
+    let mut out = Vec::with_capacity(n + 1);
+    out.push(0i32);
+    let mut last = 0i32;
+    let mut k = 0;
+    for r in 0..n as u32 {
+        if k < rows.len() && rows[k] == r {
+            last = ends[k] as i32;
+            k += 1;
+        }
+        out.push(last);
+    }
+    OffsetBuffer::new(ScalarBuffer::from(out))
+}
+
+fn strings(rows: &[u32], ends: &[u32], data: Vec<u8>, n: usize) -> StringArray {
+    let offs = offsets(rows, ends, n);
+    // every value was checked to be UTF-8 (or decoded from escapes into UTF-8) as it was read
+    StringArray::new(offs, Buffer::from_vec(data), validity(rows, n))
+}
+
+fn list(rows: &[u32], ends: &[u32], n: usize, values: ArrayRef, item: DataType) -> ListArray {
+    let field = Arc::new(Field::new("item", item, true));
+    ListArray::new(field, offsets(rows, ends, n), values, validity(rows, n))
+}

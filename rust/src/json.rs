@@ -1,0 +1,552 @@
+//! The JSON grammar, one value at a time, over a byte slice that may end anywhere.
+//!
+//! Reading past the end of the slice is `Fail::Incomplete` (the caller holds more bytes, or the
+//! document was cut short); anything the grammar forbids is `Fail::Syntax` at the byte where it
+//! shows. Values are copied out in the compact form the Python reader writes them (its
+//! `jsontext.dumps`: no spaces, strings with only `"`, `\` and control characters escaped,
+//! numbers as written); a value that form cannot be known for without Python's own number
+//! formatting (an exponent, a decimal Python prints in scientific notation) or string handling
+//! (a lone surrogate, bytes that are not UTF-8) marks the event `odd`: the Python reader takes it.
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Fail {
+    /// the slice ended inside a value
+    Incomplete,
+    /// at this offset of the slice, not JSON; what was expected
+    Syntax(usize, &'static str),
+    /// nested deeper than the bound, at this offset
+    Deep(usize),
+}
+
+pub type R<T> = Result<T, Fail>;
+
+/// What kind of number a number token is.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Num {
+    /// digits only (with a sign): an integer of any size
+    Int,
+    /// a fraction and no exponent
+    Frac,
+    /// an exponent: exact only through Python's Decimal
+    Exp,
+}
+
+pub struct Cursor<'a> {
+    pub b: &'a [u8],
+    pub i: usize,
+    /// the strings of the slice are known to be valid UTF-8 (checked once for the whole slice)
+    pub utf8: bool,
+    pub max_depth: usize,
+}
+
+#[inline]
+pub fn is_ws(c: u8) -> bool {
+    matches!(c, b' ' | b'\t' | b'\n' | b'\r')
+}
+
+const LO: u64 = 0x0101_0101_0101_0101;
+const HI: u64 = 0x8080_8080_8080_8080;
+
+/// Whether any byte of `x` is `"`, `\` or below 0x20 (the bytes that end a plain run of a string).
+#[inline]
+fn special8(x: u64) -> bool {
+    let quote = x ^ (LO * b'"' as u64);
+    let bslash = x ^ (LO * b'\\' as u64);
+    let has_zero = |v: u64| v.wrapping_sub(LO) & !v & HI;
+    // bytes < 0x20: (x - 0x20..) & !x & 0x80.. (exact for bytes < 0x80; bytes >= 0x80 have the high bit set in x)
+    let below = x.wrapping_sub(LO * 0x20) & !x & HI;
+    (has_zero(quote) | has_zero(bslash) | below) != 0
+}
+
+/// A string's content: `start..end` of the slice (without the quotes); `escaped` when it holds a `\`.
+#[derive(Clone, Copy, Debug)]
+pub struct Str {
+    pub start: usize,
+    pub end: usize,
+    pub escaped: bool,
+}
+
+impl<'a> Cursor<'a> {
+    pub fn new(b: &'a [u8], max_depth: usize) -> Self {
+        let utf8 = std::str::from_utf8(b).is_ok();
+        Cursor {
+            b,
+            i: 0,
+            utf8,
+            max_depth,
+        }
+    }
+
+    #[inline]
+    pub fn ws(&mut self) {
+        while self.i < self.b.len() && is_ws(self.b[self.i]) {
+            self.i += 1;
+        }
+    }
+
+    /// The next byte that is not whitespace (not consumed).
+    #[inline]
+    pub fn peek(&mut self) -> R<u8> {
+        self.ws();
+        self.b.get(self.i).copied().ok_or(Fail::Incomplete)
+    }
+
+    #[inline]
+    pub fn expect(&mut self, c: u8, what: &'static str) -> R<()> {
+        if self.peek()? != c {
+            return Err(Fail::Syntax(self.i, what));
+        }
+        self.i += 1;
+        Ok(())
+    }
+
+    /// A string, the cursor on its opening quote. Raw control characters are refused, as JSON does;
+    /// escapes are checked for form here and decoded by `decode`.
+    pub fn string(&mut self) -> R<Str> {
+        debug_assert_eq!(self.b[self.i], b'"');
+        let b = self.b;
+        let start = self.i + 1;
+        let mut i = start;
+        let mut escaped = false;
+        loop {
+            while i + 8 <= b.len() {
+                let x = u64::from_le_bytes(b[i..i + 8].try_into().unwrap());
+                if special8(x) {
+                    break;
+                }
+                i += 8;
+            }
+            let c = *b.get(i).ok_or(Fail::Incomplete)?;
+            match c {
+                b'"' => {
+                    self.i = i + 1;
+                    return Ok(Str {
+                        start,
+                        end: i,
+                        escaped,
+                    });
+                }
+                b'\\' => {
+                    escaped = true;
+                    let e = *b.get(i + 1).ok_or(Fail::Incomplete)?;
+                    match e {
+                        b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => i += 2,
+                        b'u' => {
+                            if b.len() < i + 6 {
+                                return Err(Fail::Incomplete);
+                            }
+                            if !b[i + 2..i + 6].iter().all(|h| h.is_ascii_hexdigit()) {
+                                return Err(Fail::Syntax(i, "a \\u escape with four hex digits"));
+                            }
+                            i += 6;
+                        }
+                        _ => return Err(Fail::Syntax(i, "a valid escape in a string")),
+                    }
+                }
+                c if c < 0x20 => {
+                    return Err(Fail::Syntax(i, "no raw control character in a string"))
+                }
+                _ => i += 1,
+            }
+        }
+    }
+
+    /// The text of a string as UTF-8, escapes decoded, into `out`; false (out unspecified) where
+    /// it holds a lone surrogate or bytes that are not UTF-8: the Python reader decides those.
+    pub fn decode(&self, s: Str, out: &mut Vec<u8>) -> bool {
+        let raw = &self.b[s.start..s.end];
+        if !self.utf8 && std::str::from_utf8(raw).is_err() {
+            return false;
+        }
+        if !s.escaped {
+            out.extend_from_slice(raw);
+            return true;
+        }
+        let mut i = 0;
+        while i < raw.len() {
+            let c = raw[i];
+            if c != b'\\' {
+                out.push(c);
+                i += 1;
+                continue;
+            }
+            let e = raw[i + 1];
+            i += 2;
+            let ch = match e {
+                b'"' => b'"',
+                b'\\' => b'\\',
+                b'/' => b'/',
+                b'b' => 8,
+                b'f' => 12,
+                b'n' => b'\n',
+                b'r' => b'\r',
+                b't' => b'\t',
+                _ => {
+                    let hi = hex4(&raw[i..i + 4]);
+                    i += 4;
+                    let cp = if (0xD800..0xDC00).contains(&hi) {
+                        // a high surrogate must be followed by an escaped low one
+                        if raw.len() >= i + 6 && raw[i] == b'\\' && raw[i + 1] == b'u' {
+                            let lo = hex4(&raw[i + 2..i + 6]);
+                            if !(0xDC00..0xE000).contains(&lo) {
+                                return false;
+                            }
+                            i += 6;
+                            0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00)
+                        } else {
+                            return false;
+                        }
+                    } else if (0xDC00..0xE000).contains(&hi) {
+                        return false;
+                    } else {
+                        hi
+                    };
+                    let mut buf = [0u8; 4];
+                    out.extend_from_slice(
+                        char::from_u32(cp).unwrap().encode_utf8(&mut buf).as_bytes(),
+                    );
+                    continue;
+                }
+            };
+            out.push(ch);
+        }
+        true
+    }
+
+    /// A number token, the cursor on its first byte: its kind and span.
+    pub fn number(&mut self) -> R<(Num, usize, usize)> {
+        let b = self.b;
+        let start = self.i;
+        let mut i = start;
+        let at = |i: usize| b.get(i).copied().ok_or(Fail::Incomplete);
+        if at(i)? == b'-' {
+            i += 1;
+        }
+        let c = at(i)?;
+        if c == b'0' {
+            i += 1;
+        } else if c.is_ascii_digit() {
+            while at(i)?.is_ascii_digit() {
+                i += 1;
+            }
+        } else {
+            return Err(Fail::Syntax(i, "a digit"));
+        }
+        let mut kind = Num::Int;
+        if at(i)? == b'.' {
+            i += 1;
+            if !at(i)?.is_ascii_digit() {
+                return Err(Fail::Syntax(i, "a digit after the decimal point"));
+            }
+            while at(i)?.is_ascii_digit() {
+                i += 1;
+            }
+            kind = Num::Frac;
+        }
+        if matches!(at(i)?, b'e' | b'E') {
+            i += 1;
+            if matches!(at(i)?, b'+' | b'-') {
+                i += 1;
+            }
+            if !at(i)?.is_ascii_digit() {
+                return Err(Fail::Syntax(i, "a digit in the exponent"));
+            }
+            while at(i)?.is_ascii_digit() {
+                i += 1;
+            }
+            kind = Num::Exp;
+        }
+        self.i = i;
+        Ok((kind, start, i))
+    }
+
+    /// A literal (`true`, `false`, `null`), the cursor on its first byte.
+    pub fn literal(&mut self, word: &'static [u8]) -> R<()> {
+        let end = self.i + word.len();
+        let have = &self.b[self.i..end.min(self.b.len())];
+        if have != &word[..have.len()] {
+            return Err(Fail::Syntax(self.i, "a JSON value"));
+        }
+        if end > self.b.len() {
+            return Err(Fail::Incomplete);
+        }
+        self.i = end;
+        Ok(())
+    }
+
+    /// Copy the value at the cursor to `out` in compact form; `odd` is set where Python's form
+    /// of it cannot be known here (see the module's doc).
+    pub fn value(&mut self, out: &mut Vec<u8>, odd: &mut bool, depth: usize) -> R<()> {
+        let c = self.peek()?;
+        match c {
+            b'"' => {
+                let s = self.string()?;
+                self.write_string(s, out, odd);
+            }
+            b'{' => {
+                if depth >= self.max_depth {
+                    return Err(Fail::Deep(self.i));
+                }
+                self.i += 1;
+                out.push(b'{');
+                let mut keys: Vec<(usize, usize, bool)> = Vec::new();
+                if self.peek()? == b'}' {
+                    self.i += 1;
+                    out.push(b'}');
+                    return Ok(());
+                }
+                loop {
+                    if self.peek()? != b'"' {
+                        return Err(Fail::Syntax(self.i, "a string key"));
+                    }
+                    let k = self.string()?;
+                    let raw = &self.b[k.start..k.end];
+                    // the last of duplicate keys wins in Python, at the first one's place
+                    keys.push((k.start, k.end, k.escaped));
+                    let escaped = keys.iter().any(|&(_, _, e)| e);
+                    if keys[..keys.len() - 1]
+                        .iter()
+                        .any(|&(s, e, _)| &self.b[s..e] == raw)
+                        || escaped && keys.len() > 1
+                    {
+                        *odd = true;
+                    }
+                    self.write_string(k, out, odd);
+                    self.expect(b':', "':' after a key")?;
+                    out.push(b':');
+                    self.value(out, odd, depth + 1)?;
+                    match self.peek()? {
+                        b',' => {
+                            self.i += 1;
+                            out.push(b',');
+                        }
+                        b'}' => {
+                            self.i += 1;
+                            out.push(b'}');
+                            return Ok(());
+                        }
+                        _ => return Err(Fail::Syntax(self.i, "',' or '}' in an object")),
+                    }
+                }
+            }
+            b'[' => {
+                if depth >= self.max_depth {
+                    return Err(Fail::Deep(self.i));
+                }
+                self.i += 1;
+                out.push(b'[');
+                if self.peek()? == b']' {
+                    self.i += 1;
+                    out.push(b']');
+                    return Ok(());
+                }
+                loop {
+                    self.value(out, odd, depth + 1)?;
+                    match self.peek()? {
+                        b',' => {
+                            self.i += 1;
+                            out.push(b',');
+                        }
+                        b']' => {
+                            self.i += 1;
+                            out.push(b']');
+                            return Ok(());
+                        }
+                        _ => return Err(Fail::Syntax(self.i, "',' or ']' in an array")),
+                    }
+                }
+            }
+            b't' => {
+                self.literal(b"true")?;
+                out.extend_from_slice(b"true");
+            }
+            b'f' => {
+                self.literal(b"false")?;
+                out.extend_from_slice(b"false");
+            }
+            b'n' => {
+                self.literal(b"null")?;
+                out.extend_from_slice(b"null");
+            }
+            b'-' | b'0'..=b'9' => {
+                let (kind, s, e) = self.number()?;
+                write_number(&self.b[s..e], kind, out, odd);
+            }
+            _ => return Err(Fail::Syntax(self.i, "a JSON value")),
+        }
+        Ok(())
+    }
+
+    /// A string as Python's JSON writer spells it (ensure_ascii off): decoded, then only `"`, `\`
+    /// and control characters escaped.
+    pub fn write_string(&self, s: Str, out: &mut Vec<u8>, odd: &mut bool) {
+        out.push(b'"');
+        let raw = &self.b[s.start..s.end];
+        if !s.escaped && (self.utf8 || std::str::from_utf8(raw).is_ok()) {
+            out.extend_from_slice(raw); // no escape and no control character: as it is
+        } else {
+            let mut text = Vec::with_capacity(raw.len());
+            if !self.decode(s, &mut text) {
+                *odd = true;
+            }
+            escape_into(&text, out);
+        }
+        out.push(b'"');
+    }
+}
+
+fn hex4(h: &[u8]) -> u32 {
+    h.iter()
+        .fold(0, |a, &c| a * 16 + (c as char).to_digit(16).unwrap())
+}
+
+/// `text` escaped as Python's json module escapes it with ensure_ascii off.
+pub fn escape_into(text: &[u8], out: &mut Vec<u8>) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    for &c in text {
+        match c {
+            b'"' => out.extend_from_slice(b"\\\""),
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\r' => out.extend_from_slice(b"\\r"),
+            b'\t' => out.extend_from_slice(b"\\t"),
+            8 => out.extend_from_slice(b"\\b"),
+            12 => out.extend_from_slice(b"\\f"),
+            c if c < 0x20 => out.extend_from_slice(&[
+                b'\\',
+                b'u',
+                b'0',
+                b'0',
+                HEX[(c >> 4) as usize],
+                HEX[(c & 15) as usize],
+            ]),
+            c => out.push(c),
+        }
+    }
+}
+
+/// A number as Python writes it back: an integer as int() prints it (`-0` is `0`), a decimal as
+/// str(Decimal) prints it, which is its text unless it is far below one (`0.0000001` is `1E-7`).
+pub fn write_number(t: &[u8], kind: Num, out: &mut Vec<u8>, odd: &mut bool) {
+    match kind {
+        Num::Int => {
+            if t == b"-0" {
+                out.push(b'0');
+            } else {
+                out.extend_from_slice(t);
+            }
+        }
+        Num::Frac => {
+            if plain_decimal(t) {
+                out.extend_from_slice(t);
+            } else {
+                *odd = true;
+                out.extend_from_slice(t);
+            }
+        }
+        Num::Exp => {
+            *odd = true;
+            out.extend_from_slice(t);
+        }
+    }
+}
+
+/// Whether str(Decimal(t)) is `t` itself for a decimal with a fraction and no exponent: its
+/// adjusted exponent (the place of its leading digit) is -6 or more.
+fn plain_decimal(t: &[u8]) -> bool {
+    let t = t.strip_prefix(b"-").unwrap_or(t);
+    let dot = t.iter().position(|&c| c == b'.').unwrap();
+    let frac = t.len() - dot - 1;
+    let digits: Vec<u8> = t.iter().copied().filter(|&c| c != b'.').collect();
+    let significant = digits
+        .iter()
+        .position(|&c| c != b'0')
+        .map_or(1, |p| digits.len() - p);
+    (significant as i64 - 1) - (frac as i64) >= -6
+}
+
+/// The value of a JSON number in units of 10^-`scale`, exactly, if it is one in i128 range
+/// (an integer or a decimal whose fraction has at most `scale` digits after trailing zeros).
+pub fn scaled(t: &[u8], kind: Num, scale: u32) -> Option<i128> {
+    if kind == Num::Exp {
+        return None;
+    }
+    let (neg, t) = match t.strip_prefix(b"-") {
+        Some(r) => (true, r),
+        None => (false, t),
+    };
+    let (int, frac) = match t.iter().position(|&c| c == b'.') {
+        Some(d) => (&t[..d], &t[d + 1..]),
+        None => (t, &t[..0]),
+    };
+    let mut frac = frac;
+    while let [rest @ .., b'0'] = frac {
+        frac = rest;
+    }
+    if frac.len() > scale as usize || int.len() > 36 {
+        return None;
+    }
+    let mut v: i128 = 0;
+    for &c in int.iter().chain(frac.iter()) {
+        v = v.checked_mul(10)?.checked_add((c - b'0') as i128)?;
+    }
+    v = v.checked_mul(10i128.checked_pow(scale - frac.len() as u32)?)?;
+    Some(if neg { -v } else { v })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn compact(s: &str) -> (String, bool) {
+        let mut c = Cursor::new(s.as_bytes(), 900);
+        let mut out = Vec::new();
+        let mut odd = false;
+        c.value(&mut out, &mut odd, 0).unwrap();
+        (String::from_utf8(out).unwrap(), odd)
+    }
+
+    #[test]
+    fn compact_form_is_pythons() {
+        assert_eq!(
+            compact(r#"{ "a" : [1, -0, 1.50, "x\/y\u00e9"] }"#),
+            (r#"{"a":[1,0,1.50,"x/yé"]}"#.into(), false)
+        );
+        assert_eq!(compact(r#""\u0001\t""#), (r#""\u0001\t""#.into(), false));
+        assert!(compact("[0.0000001]").1);
+        assert!(!compact("[0.000001]").1);
+        assert!(compact("[0.00000000]").1);
+        assert!(compact("[1e5]").1);
+        assert!(compact(r#"{"a":1,"a":2}"#).1);
+        assert!(compact(r#""\udfff""#).1);
+        assert!(!compact(r#""\ud83d\ude00""#).1);
+    }
+
+    #[test]
+    fn incomplete_and_syntax() {
+        let mut c = Cursor::new(b"{\"a\": [1, 2", 900);
+        assert_eq!(
+            c.value(&mut Vec::new(), &mut false, 0),
+            Err(Fail::Incomplete)
+        );
+        let mut c = Cursor::new(b"[1 2]", 900);
+        assert!(matches!(
+            c.value(&mut Vec::new(), &mut false, 0),
+            Err(Fail::Syntax(3, _))
+        ));
+        let mut c = Cursor::new(b"[[[[1]]]]", 3);
+        assert!(matches!(
+            c.value(&mut Vec::new(), &mut false, 0),
+            Err(Fail::Deep(_))
+        ));
+    }
+
+    #[test]
+    fn scaled_is_exact() {
+        assert_eq!(scaled(b"1.5", Num::Frac, 3), Some(1500));
+        assert_eq!(scaled(b"-1.2340", Num::Frac, 3), Some(-1234));
+        assert_eq!(scaled(b"1.2345", Num::Frac, 3), None);
+        assert_eq!(scaled(b"12", Num::Int, 3), Some(12000));
+        assert_eq!(scaled(b"1e3", Num::Exp, 3), None);
+    }
+}

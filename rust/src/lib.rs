@@ -1,0 +1,140 @@
+//! tracecols' compiled reader: the `traceEvents` array of a Kineto trace into Arrow record
+//! batches, on threads that run without the GIL. Python (read/native.py) drives it, fills the
+//! columns a batch leaves out, reads the events it hands back and reports the errors.
+
+pub mod columns;
+pub mod event;
+pub mod json;
+pub mod stream;
+
+use std::sync::Arc;
+
+use arrow_array::{Array, StructArray};
+use arrow_schema::{Field, Fields};
+use pyo3::create_exception;
+use pyo3::exceptions::PyException;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyCapsule};
+use std::sync::Mutex;
+
+use event::Promoted;
+use stream::{Options, ReadError, Reader};
+
+create_exception!(
+    _native,
+    ReadFailed,
+    PyException,
+    "The native reader stopped: (kind, byte offset, message)."
+);
+
+fn failed(e: ReadError) -> PyErr {
+    let (kind, at, msg) = match e {
+        ReadError::Syntax(at, m) => ("syntax", at, m),
+        ReadError::Bound(at, m) => ("bound", at, m),
+        ReadError::Io(at, m) => ("io", at, m),
+    };
+    ReadFailed::new_err((kind, at, msg))
+}
+
+/// The events of one trace file, a record batch at a time.
+#[pyclass(module = "tracecols._native")]
+struct EventReader {
+    inner: Mutex<Reader>,
+}
+
+#[pymethods]
+impl EventReader {
+    /// `promoted`: (arg key, column, kind) of every promoted column, as read/schema.py lists them.
+    #[new]
+    #[pyo3(signature = (path, promoted, *, array=false, threads=1, piece=4 << 20, max_event=64 << 20, max_tail=64 << 20, max_depth=900))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        path: String,
+        promoted: Vec<(String, String, String)>,
+        array: bool,
+        threads: usize,
+        piece: usize,
+        max_event: usize,
+        max_tail: usize,
+        max_depth: usize,
+    ) -> PyResult<Self> {
+        let p = Promoted::new(&promoted).map_err(pyo3::exceptions::PyValueError::new_err)?;
+        let opts = Options {
+            threads: threads.max(1),
+            piece: piece.max(1 << 12),
+            max_event,
+            max_tail,
+            max_depth,
+            array,
+        };
+        let reader = py
+            .detach(|| Reader::start(&path, p, opts))
+            .map_err(failed)?;
+        Ok(EventReader {
+            inner: Mutex::new(reader),
+        })
+    }
+
+    /// The next batch: (schema capsule, array capsule, [(uid, event bytes) for the Python reader],
+    /// bytes read so far), or None at the end.
+    #[allow(clippy::type_complexity)]
+    fn next_batch<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<
+        Option<(
+            Bound<'py, PyCapsule>,
+            Bound<'py, PyCapsule>,
+            Vec<(i64, Bound<'py, PyBytes>)>,
+            u64,
+        )>,
+    > {
+        let out = py.detach(|| {
+            let mut r = self
+                .inner
+                .lock()
+                .map_err(|_| ReadError::Io(0, "the reader failed before".into()))?;
+            r.next_batch()
+        });
+        let out = match out.map_err(failed)? {
+            Some(o) => o,
+            None => return Ok(None),
+        };
+        let (names, arrays): (Vec<_>, Vec<_>) = out.columns.into_iter().unzip();
+        let fields: Fields = names
+            .iter()
+            .zip(&arrays)
+            .map(|(n, a)| Arc::new(Field::new(n, a.data_type().clone(), true)))
+            .collect();
+        let st = StructArray::new(fields, arrays, None);
+        let (array, schema) = arrow_array::ffi::to_ffi(&st.to_data())
+            .map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(e.to_string()))?;
+        let schema = PyCapsule::new_with_value(py, schema, c"arrow_schema")?;
+        let array = PyCapsule::new_with_value(py, array, c"arrow_array")?;
+        let odd = out
+            .odd
+            .into_iter()
+            .map(|(uid, b)| (uid, PyBytes::new(py, &b)))
+            .collect();
+        Ok(Some((schema, array, odd, out.read)))
+    }
+
+    /// The number of events read so far.
+    fn events(&self) -> i64 {
+        self.inner.lock().map(|r| r.events()).unwrap_or(0)
+    }
+
+    /// The bytes after the events array (whitespace outside strings left out), once it is read.
+    fn tail<'py>(&self, py: Python<'py>) -> Option<Bound<'py, PyBytes>> {
+        let r = self.inner.lock().ok()?;
+        r.tail().map(|t| PyBytes::new(py, t))
+    }
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<EventReader>()?;
+    m.add("ReadFailed", m.py().get_type::<ReadFailed>())?;
+    Ok(())
+}

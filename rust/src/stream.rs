@@ -1,0 +1,574 @@
+//! The events array of one file, read in pieces of a few MB by a pool of threads, handed out in
+//! order.
+//!
+//! A producer thread reads (and inflates) the file and cuts it into pieces after a `}` that is
+//! followed by `,` and `{`: a guess at a place between two events, since such bytes can also
+//! sit inside a string. Worker threads parse the pieces as if the guess were right. The
+//! consumer takes the pieces in order and keeps a worker's result only when the piece before it
+//! ended exactly between two events (its parse, from a place known to be right, consumed every
+//! byte and stands after an event): then the guess was right. Otherwise it parses the bytes
+//! left over and the piece again itself, from the state the last piece ended in. So the result
+//! is always that of one sequential parse.
+//!
+//! Memory is bounded by construction: at most `threads + 2` pieces are in flight (a piece is
+//! `piece` bytes, plus the cut-off start of an event), whitespace between events is never
+//! held, an event (or what remains of the bytes after the array) may not exceed `max_event`
+//! (`max_tail`) bytes, and nesting deeper than `max_depth` is refused.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{BufReader, Read};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+use arrow_array::ArrayRef;
+
+use crate::event::{parse_piece, Batch, Parsed, Promoted, State};
+use crate::json::Fail;
+
+pub struct Options {
+    pub threads: usize,
+    pub piece: usize,
+    pub max_event: usize,
+    pub max_tail: usize,
+    pub max_depth: usize,
+    /// the document is a bare array of events (else an object with `traceEvents`)
+    pub array: bool,
+}
+
+/// Why a read stopped.
+#[derive(Debug)]
+pub enum ReadError {
+    /// not JSON here (decompressed byte offset): what was expected
+    Syntax(u64, String),
+    /// beyond one of the bounds of Options
+    Bound(u64, String),
+    /// the file could not be read, or its gzip data is damaged
+    Io(u64, String),
+}
+
+pub struct Piece {
+    seq: u64,
+    /// decompressed offset of the piece's first byte
+    offset: u64,
+    bytes: Vec<u8>,
+    last: bool,
+    /// the bytes read from the stream so far, for the progress line
+    read: u64,
+}
+
+enum Work {
+    Piece(Piece, Option<(Batch, Parsed)>),
+    Failed(u64, ReadError),
+}
+
+impl Work {
+    fn seq(&self) -> u64 {
+        match self {
+            Work::Piece(p, _) => p.seq,
+            Work::Failed(s, _) => *s,
+        }
+    }
+}
+
+pub struct Output {
+    pub columns: Vec<(String, ArrayRef)>,
+    /// events for the Python reader: (uid, bytes)
+    pub odd: Vec<(i64, Vec<u8>)>,
+    pub read: u64,
+}
+
+pub struct Reader {
+    rx: Receiver<Work>,
+    slot_back: SyncSender<()>,
+    promoted: Arc<Promoted>,
+    opts: Arc<Options>,
+    ahead: BTreeMap<u64, Work>,
+    next: u64,
+    state: State,
+    carry: Vec<u8>,
+    carry_offset: u64,
+    events: i64,
+    tail: Option<Tail>,
+    done: bool,
+    threads: Vec<JoinHandle<()>>,
+}
+
+fn io_error(at: u64, e: std::io::Error) -> ReadError {
+    ReadError::Io(at, e.to_string())
+}
+
+fn open(path: &str) -> Result<Box<dyn Read + Send>, ReadError> {
+    let mut f = File::open(path).map_err(|e| io_error(0, e))?;
+    let mut magic = [0u8; 2];
+    let n = f.read(&mut magic).map_err(|e| io_error(0, e))?;
+    let f = File::open(path).map_err(|e| io_error(0, e))?;
+    if n == 2 && magic == [0x1f, 0x8b] {
+        Ok(Box::new(flate2::read::MultiGzDecoder::new(
+            BufReader::with_capacity(1 << 16, f),
+        )))
+    } else {
+        Ok(Box::new(f))
+    }
+}
+
+impl Reader {
+    pub fn start(path: &str, promoted: Promoted, opts: Options) -> Result<Reader, ReadError> {
+        let src = open(path)?;
+        let promoted = Arc::new(promoted);
+        let opts = Arc::new(opts);
+        let workers = if opts.threads > 1 { opts.threads } else { 0 };
+        // a slot per piece in flight: the producer takes one, the consumer gives it back
+        let slots = opts.threads + 2;
+        let (slot_back, slot_rx) = sync_channel::<()>(slots);
+        for _ in 0..slots {
+            slot_back
+                .send(())
+                .expect("the channel has room for every slot");
+        }
+        let (piece_tx, piece_rx) = sync_channel::<Work>(slots);
+        let (done_tx, done_rx) = sync_channel::<Work>(slots);
+        let mut threads = vec![];
+        let o = opts.clone();
+        let to_workers = if workers > 0 {
+            piece_tx
+        } else {
+            done_tx.clone()
+        };
+        threads.push(std::thread::spawn(move || {
+            produce(src, &o, to_workers, slot_rx)
+        }));
+        if workers > 0 {
+            let shared = Arc::new(Mutex::new(piece_rx));
+            for _ in 0..workers {
+                let (rx, tx, p, o) = (
+                    shared.clone(),
+                    done_tx.clone(),
+                    promoted.clone(),
+                    opts.clone(),
+                );
+                threads.push(std::thread::spawn(move || work(&rx, &tx, &p, &o)));
+            }
+        }
+        drop(done_tx);
+        Ok(Reader {
+            rx: done_rx,
+            slot_back,
+            promoted,
+            opts,
+            ahead: BTreeMap::new(),
+            next: 0,
+            state: State::First,
+            carry: vec![],
+            carry_offset: 0,
+            events: 0,
+            tail: None,
+            done: false,
+            threads,
+        })
+    }
+
+    /// How many events were read (once the read is done: all of them).
+    pub fn events(&self) -> i64 {
+        self.events
+    }
+
+    /// The bytes after the array's `]`, whitespace outside strings left out (once done).
+    pub fn tail(&self) -> Option<&[u8]> {
+        self.tail.as_ref().map(|t| &t.bytes[..])
+    }
+
+    /// The next piece's events, in order; None once the array and the rest of the file are read.
+    pub fn next_batch(&mut self) -> Result<Option<Output>, ReadError> {
+        loop {
+            if self.done {
+                return Ok(None);
+            }
+            let work = self.take(self.next)?;
+            self.next += 1;
+            let _ = self.slot_back.send(());
+            let (piece, spec) = match work {
+                Work::Failed(_, e) => {
+                    self.done = true;
+                    return Err(e);
+                }
+                Work::Piece(p, s) => (p, s),
+            };
+            if let Some(t) = &mut self.tail {
+                t.feed(&piece.bytes, piece.offset, self.opts.max_tail)?;
+                if piece.last {
+                    self.done = true;
+                }
+                continue;
+            }
+            let spec_ok = self.carry.is_empty()
+                && match (&spec, self.state) {
+                    (Some((_, _)), State::First) => piece.seq == 0,
+                    (Some((_, _)), State::After) => piece.seq > 0,
+                    _ => false,
+                };
+            let (batch, parsed, buf, base) = if spec_ok {
+                let (b, p) = spec.expect("checked above");
+                (b, p, piece.bytes, piece.offset)
+            } else {
+                let base = if self.carry.is_empty() {
+                    piece.offset
+                } else {
+                    self.carry_offset
+                };
+                let mut buf = std::mem::take(&mut self.carry);
+                if buf.is_empty() {
+                    buf = piece.bytes;
+                } else {
+                    buf.extend_from_slice(&piece.bytes);
+                }
+                let mut b = Batch::new(&self.promoted);
+                let p = parse_piece(
+                    &buf,
+                    self.state,
+                    &mut b,
+                    &self.promoted,
+                    self.opts.max_depth,
+                );
+                (b, p, buf, base)
+            };
+            if let Some(e) = parsed.error {
+                self.done = true;
+                return Err(at(e, base));
+            }
+            let uid0 = self.events;
+            self.events += batch.events() as i64;
+            if let Some(end) = parsed.end {
+                let mut t = Tail::default();
+                t.feed(&buf[end + 1..], base + end as u64 + 1, self.opts.max_tail)?;
+                self.tail = Some(t);
+                self.done = piece.last;
+            } else {
+                self.state = parsed.state;
+                self.carry_offset = base + parsed.consumed as u64;
+                if parsed.consumed < buf.len() {
+                    self.carry = buf[parsed.consumed..].to_vec();
+                }
+                if self.carry.len() > self.opts.max_event {
+                    self.done = true;
+                    let mb = self.opts.max_event >> 20;
+                    return Err(ReadError::Bound(
+                        self.carry_offset,
+                        format!("an event longer than {mb} MiB, the reader's bound on one event"),
+                    ));
+                }
+                if piece.last {
+                    self.done = true;
+                    return Err(ReadError::Syntax(
+                        base + buf.len() as u64,
+                        "unexpected end of file (truncated trace?)".into(),
+                    ));
+                }
+            }
+            if batch.events() == 0 {
+                continue;
+            }
+            let odd = batch
+                .odd
+                .iter()
+                .map(|(place, bytes)| (uid0 + *place as i64, bytes.clone()))
+                .collect();
+            let columns = batch.finish(&self.promoted, uid0);
+            return Ok(Some(Output {
+                columns,
+                odd,
+                read: piece.read,
+            }));
+        }
+    }
+
+    fn take(&mut self, seq: u64) -> Result<Work, ReadError> {
+        loop {
+            if let Some(w) = self.ahead.remove(&seq) {
+                return Ok(w);
+            }
+            match self.rx.recv() {
+                Ok(w) => {
+                    if w.seq() == seq {
+                        return Ok(w);
+                    }
+                    self.ahead.insert(w.seq(), w);
+                }
+                Err(_) => {
+                    return Err(ReadError::Io(
+                        0,
+                        "the reader's threads stopped early".into(),
+                    ))
+                }
+            }
+        }
+    }
+}
+
+impl Drop for Reader {
+    fn drop(&mut self) {
+        // unblock the producer and the workers: they stop once their channels close
+        let (_, rx) = sync_channel::<Work>(0);
+        self.rx = rx;
+        for _ in 0..self.opts.threads + 2 {
+            let _ = self.slot_back.try_send(());
+        }
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
+fn at(e: Fail, base: u64) -> ReadError {
+    match e {
+        Fail::Syntax(i, what) => {
+            ReadError::Syntax(base + i as u64, format!("invalid JSON: expected {what}"))
+        }
+        Fail::Deep(i) => ReadError::Syntax(base + i as u64, "JSON nested too deeply".into()),
+        Fail::Incomplete => ReadError::Syntax(base, "unexpected end of file".into()),
+    }
+}
+
+/// The bytes after the events array, without whitespace outside strings.
+#[derive(Default)]
+struct Tail {
+    bytes: Vec<u8>,
+    in_string: bool,
+    escape: bool,
+}
+
+impl Tail {
+    fn feed(&mut self, b: &[u8], offset: u64, max: usize) -> Result<(), ReadError> {
+        for &c in b {
+            if self.in_string {
+                if self.escape {
+                    self.escape = false;
+                } else if c == b'\\' {
+                    self.escape = true;
+                } else if c == b'"' {
+                    self.in_string = false;
+                }
+            } else if crate::json::is_ws(c) {
+                continue;
+            } else if c == b'"' {
+                self.in_string = true;
+            }
+            self.bytes.push(c);
+        }
+        if self.bytes.len() > max {
+            let mb = max >> 20;
+            return Err(ReadError::Bound(
+                offset,
+                format!("more than {mb} MiB of JSON after the events array"),
+            ));
+        }
+        Ok(())
+    }
+}
+
+fn work(rx: &Mutex<Receiver<Work>>, tx: &SyncSender<Work>, p: &Promoted, o: &Options) {
+    loop {
+        let w = match rx.lock() {
+            Ok(r) => match r.recv() {
+                Ok(w) => w,
+                Err(_) => return,
+            },
+            Err(_) => return,
+        };
+        let w = match w {
+            Work::Piece(piece, _) => {
+                let state = if piece.seq == 0 {
+                    State::First
+                } else {
+                    State::After
+                };
+                let mut b = Batch::new(p);
+                let parsed = parse_piece(&piece.bytes, state, &mut b, p, o.max_depth);
+                Work::Piece(piece, Some((b, parsed)))
+            }
+            f => f,
+        };
+        if tx.send(w).is_err() {
+            return;
+        }
+    }
+}
+
+/// Read `src` to its end: find the events array, then send pieces of it (and of what follows).
+fn produce(mut src: Box<dyn Read + Send>, o: &Options, tx: SyncSender<Work>, slots: Receiver<()>) {
+    let mut seq = 0u64;
+    let mut read = 0u64;
+    let fail = |seq: u64, e: ReadError| {
+        let _ = tx.send(Work::Failed(seq, e));
+    };
+    let mut head = Head::new(o.array);
+    let mut pending: Vec<u8>;
+    let mut offset: u64;
+    // the head: everything up to the array's `[`
+    let mut chunk = vec![0u8; 1 << 16];
+    loop {
+        let n = match src.read(&mut chunk) {
+            Ok(n) => n,
+            Err(e) => return fail(seq, io_error(read, e)),
+        };
+        if n == 0 {
+            return fail(seq, ReadError::Syntax(read, "no events array".into()));
+        }
+        if let Some(k) = head.feed(&chunk[..n]) {
+            pending = chunk[k..n].to_vec();
+            offset = read + k as u64;
+            read += n as u64;
+            break;
+        }
+        read += n as u64;
+    }
+    // the pieces
+    loop {
+        let mut last = false;
+        while pending.len() < o.piece {
+            let start = pending.len();
+            pending.resize(start + (o.piece - start).max(1 << 16), 0);
+            match src.read(&mut pending[start..]) {
+                Ok(0) => {
+                    pending.truncate(start);
+                    last = true;
+                    break;
+                }
+                Ok(n) => {
+                    pending.truncate(start + n);
+                    read += n as u64;
+                }
+                Err(e) => return fail(seq, io_error(read, e)),
+            }
+        }
+        let cut = if last {
+            pending.len()
+        } else {
+            cut_point(&pending).unwrap_or(pending.len())
+        };
+        let rest = pending[cut..].to_vec();
+        pending.truncate(cut);
+        let bytes = std::mem::replace(&mut pending, rest);
+        let n = bytes.len() as u64;
+        if slots.recv().is_err() {
+            return;
+        }
+        let piece = Piece {
+            seq,
+            offset,
+            bytes,
+            last,
+            read,
+        };
+        if tx.send(Work::Piece(piece, None)).is_err() {
+            return;
+        }
+        offset += n;
+        seq += 1;
+        if last {
+            return;
+        }
+    }
+}
+
+/// Just after the last `}` of `b` that is followed by `,` and `{` (whitespace between them allowed).
+fn cut_point(b: &[u8]) -> Option<usize> {
+    let mut end = b.len();
+    while let Some(k) = memchr::memrchr(b',', &b[..end]) {
+        end = k;
+        let after = b[k + 1..].iter().position(|&c| !crate::json::is_ws(c));
+        let before = b[..k].iter().rposition(|&c| !crate::json::is_ws(c));
+        if let (Some(a), Some(p)) = (after, before) {
+            if b[k + 1 + a] == b'{' && b[p] == b'}' {
+                return Some(p + 1);
+            }
+        }
+    }
+    None
+}
+
+/// Finds the `[` that opens the events array: the document's first byte for a bare array, else
+/// the value of the top-level key `traceEvents` (the Python reader has read the head before it
+/// and knows it to be JSON; a key spelled with escapes is not found, and that reader takes over).
+struct Head {
+    array: bool,
+    depth: i64,
+    in_string: bool,
+    escape: bool,
+    /// the text of the string being read at depth 1 (up to 16 bytes), and whether it is longer
+    text: Vec<u8>,
+    long: bool,
+    /// a string just ended at depth 1 (a key, if a `:` follows)
+    after_string: bool,
+    /// the key whose value comes next is traceEvents
+    events_key: bool,
+}
+
+impl Head {
+    fn new(array: bool) -> Head {
+        Head {
+            array,
+            depth: 0,
+            in_string: false,
+            escape: false,
+            text: vec![],
+            long: false,
+            after_string: false,
+            events_key: false,
+        }
+    }
+
+    /// Feed the next bytes; the offset just past the array's `[` once found.
+    fn feed(&mut self, b: &[u8]) -> Option<usize> {
+        for (i, &c) in b.iter().enumerate() {
+            if self.in_string {
+                if self.escape {
+                    self.escape = false;
+                } else if c == b'\\' {
+                    self.escape = true;
+                    self.long = true; // an escaped key is left to the Python reader
+                } else if c == b'"' {
+                    self.in_string = false;
+                    self.after_string = self.depth == 1;
+                    continue;
+                }
+                if self.depth == 1 {
+                    if self.text.len() < 16 {
+                        self.text.push(c);
+                    } else {
+                        self.long = true;
+                    }
+                }
+                continue;
+            }
+            if crate::json::is_ws(c) {
+                continue;
+            }
+            if self.array {
+                return if c == b'[' { Some(i + 1) } else { None };
+            }
+            if self.events_key {
+                if c == b'[' && self.depth == 1 {
+                    return Some(i + 1);
+                }
+                self.events_key = false;
+            }
+            match c {
+                b'"' => {
+                    self.in_string = true;
+                    self.text.clear();
+                    self.long = false;
+                }
+                b':' if self.after_string => {
+                    self.events_key = !self.long && self.text == b"traceEvents";
+                }
+                b'{' | b'[' => self.depth += 1,
+                b'}' | b']' => self.depth -= 1,
+                _ => {}
+            }
+            self.after_string = false;
+        }
+        None
+    }
+}

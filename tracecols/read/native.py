@@ -1,0 +1,188 @@
+"""The compiled reader (rust/, built into the package as `tracecols._native`) behind read_events.
+
+It reads the `traceEvents` array of a local file (plain or gzip) on threads that run without
+the GIL, into record batches of RAW_SCHEMA with the Python reader's rules (read/batch.py), and
+hands back, as their bytes, the few events whose row would depend on Python's own conversions
+(an exponent in a number, escaped or duplicate keys, …): they are read here by the Python
+reader's decoder and batch builder, so that every row is the one the Python reader gives.
+
+The Python reader stays the reference: it reads where the extension is missing (one note on
+stderr), where TRACECOLS_READER=python asks for it, for URLs and byte ranges of a file, and it
+is what reports a malformed file: when the compiled reader stops on bad JSON or gzip data, the
+Python reader reads the file again for its exact error (file, byte offset, what was expected).
+
+Bounds (the compiled reader's memory does not grow with the file): pieces of PIECE bytes, at
+most threads + 2 of them in flight; one event at most MAX_EVENT bytes, the JSON after the events
+array at most MAX_TAIL bytes (whitespace outside strings not counted), nesting at most
+nesting.MAX_DEPTH levels. A file beyond them fails with one line naming the bound.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import sys
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from decimal import Decimal
+from typing import Any
+
+import msgspec
+import pyarrow as pa
+
+from ..errors import Empty, Malformed
+from ..progress import tracker
+from .batch import build_batches, null_column
+from .nesting import MAX_DEPTH
+from .schema import PROMOTED, RAW_SCHEMA
+from .source import Source, hash_file, is_url
+
+try:
+    from .. import _native  # type: ignore[attr-defined]
+except ImportError:  # a source checkout without the build, or a platform without a wheel
+    _native = None
+
+PIECE = 4 << 20
+MAX_EVENT = 64 << 20
+MAX_TAIL = 64 << 20
+_SPEC = [(key, col, kind) for key, col, kind in PROMOTED]
+_noted = False
+
+
+def name() -> str:
+    """Which reader reads local Kineto files here: "native" or "python" (and why not native)."""
+    if os.environ.get("TRACECOLS_READER", "").lower() == "python":
+        return "python (TRACECOLS_READER=python)"
+    if _native is None:
+        return "python (the compiled reader tracecols._native is not built)"
+    return "native"
+
+
+def usable(src: object) -> bool:
+    """Whether `src` is read by the compiled reader: a whole local file, and the reader is there."""
+    if type(src) is not Source or is_url(src.path) or not os.path.isfile(src.path):
+        return False
+    if os.environ.get("TRACECOLS_READER", "").lower() == "python":
+        return False
+    if _native is None:
+        _note_missing()
+        return False
+    return True
+
+
+def _note_missing() -> None:
+    global _noted
+    if not _noted:
+        print("tracecols: the compiled reader is not built; reading with the Python reader (slower)", file=sys.stderr)
+        _noted = True
+
+
+class Declined(Exception):
+    """The compiled reader stopped where the Python reader must decide (bad JSON or gzip data,
+    an event it could not decode): read the file again with the Python reader."""
+
+
+def read_events(
+    src: Source, form: str, on_batch: Callable[[pa.RecordBatch], None], threads: int = 1
+) -> tuple[int, dict[str, Any]]:
+    """The events of `src` to `on_batch`, as kineto.read_events; raises Declined where the Python
+    reader must read the file (after batches may have gone to `on_batch`)."""
+    progress = tracker()
+    with ThreadPoolExecutor(1) as beside:
+        digest = beside.submit(hash_file, src.path)  # hashlib releases the GIL
+        try:
+            reader = _native.EventReader(
+                src.path,
+                _SPEC,
+                array=form == "array",
+                threads=max(1, threads),
+                piece=PIECE,
+                max_event=MAX_EVENT,
+                max_tail=MAX_TAIL,
+                max_depth=MAX_DEPTH,
+            )
+            with_ph, done = 0, 0
+            while True:
+                out = reader.next_batch()
+                if out is None:
+                    break
+                schema, array, odd, read = out
+                progress.read(read - done)
+                done = read
+                for b in _batches(schema, array, odd):
+                    with_ph += len(b) - b.column("ph").null_count
+                    progress.events(len(b))
+                    on_batch(b)
+        except _native.ReadFailed as e:
+            kind, offset, message = e.args
+            if kind == "bound":
+                raise Malformed(src.path, f"{message} (TRACECOLS_READER=python reads it without this bound)", offset) from None
+            raise Declined(message, offset) from None
+        n = reader.events()
+        src.digested(*digest.result())
+    tail = _tail(src, form, reader.tail())
+    if n == 0:
+        raise Empty(src.path, "no events: its event array is empty")
+    if not with_ph:
+        raise Declined("no event has a 'ph' key", None)  # the Python reader says what the file is
+    return n, tail
+
+
+def _tail(src: Source, form: str, tail: bytes | None) -> dict[str, Any]:
+    """The top-level keys after the events array, from the bytes after its `]`."""
+    if form == "array":
+        if tail:
+            raise Declined("data after the event array", None)
+        return {}
+    body = tail or b""
+    if body[:1] == b",":
+        body = b"{" + body[1:]
+    elif body[:1] == b"}":
+        body = b"{" + body
+    else:
+        raise Declined("the events array is not followed by ',' or '}'", None)
+    try:
+        obj = _decode(body)
+    except (ValueError, RecursionError, UnicodeDecodeError):
+        raise Declined("invalid JSON after the events array", None) from None
+    if type(obj) is not dict or "traceEvents" in obj:
+        raise Declined("a second traceEvents array", None)
+    return obj
+
+
+def _decode(raw: bytes) -> Any:
+    import json
+
+    return json.loads(raw, parse_float=Decimal)
+
+
+def _batches(schema: Any, array: Any, odd: list[tuple[int, bytes]]) -> list[pa.RecordBatch]:
+    """The RAW_SCHEMA batches of one piece: the compiled reader's rows, then its odd events'."""
+    got = pa.RecordBatch._import_from_c_capsule(schema, array)
+    n = got.num_rows
+    out = []
+    if n:
+        have = dict(zip(got.schema.names, got.columns))
+        out.append(pa.RecordBatch.from_arrays([have[f.name] if f.name in have else null_column(f.type, n) for f in RAW_SCHEMA], schema=RAW_SCHEMA))
+    if odd:
+        events = [_event(raw) for _, raw in odd]
+        uids = pa.array([uid for uid, _ in odd], pa.int64())
+        for b in build_batches(events, 0, checked=True):
+            out.append(b.set_column(0, "uid", uids.take(b.column(0))))
+    return out
+
+
+def _event(raw: bytes) -> Any:
+    """One event as the Python reader decodes it: msgspec where it can, else ijson."""
+    from .chunked import _DECODE as fast
+    from .toplevel import ijson_backend
+
+    try:
+        return fast.decode(raw)
+    except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError, RecursionError):
+        pass
+    try:
+        return next(iter(ijson_backend().items(io.BytesIO(raw), "")))
+    except Exception:  # whatever ijson makes of it, the Python reader's own read of the file says it
+        raise Declined("an event the Python decoders refuse", None) from None
+
