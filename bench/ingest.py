@@ -8,9 +8,13 @@ Each measurement runs in a fresh subprocess (so peak RSS is its own):
   decode  the same loop over tracecols' own event decoder (read/chunked.py: msgspec on
           multi-MB chunks, ijson for the rest), for comparison: it is below the floor
   ingest  the reader + model: every event into the Arrow `events` table, all args kept
-          (the tree, links and analyses are timed by bench/tree.py and bench/e2e.py)
-Prints both, events/s, MB/s, peak RSS, and ends with
-  RESULT ratio_to_floor=R peak_rss_mb=M events=N
+          (the tree, links and analyses are timed by bench/tree.py and bench/e2e.py), by
+          the compiled reader on one thread (one core for the parse; the file is read and
+          inflated beside it), on every core, and by the Python reader on one core. Each
+          process has imported tracecols before its clock starts (pyarrow's first conversion
+          imports pandas where it is installed: 0.2-0.3 s, the same in every process).
+Prints events/s, MB/s, peak RSS and the load average, and ends with
+  RESULT ratio_to_floor=R ratio_to_floor_all_cores=R2 ratio_python_reader=R3 peak_rss_mb=M events=N
 (R = ingest time / floor time; with --repeat, the best of N for each.)
 """
 
@@ -68,19 +72,31 @@ _INGEST = r"""
 import json, resource, sys, time
 from tracecols.model.events import events_table
 from tracecols.read.kineto import read_trace
-p = sys.argv[1]
+import pyarrow as pa
+pa.array([0])  # pyarrow imports pandas (if installed) on its first conversion: a process's fixed cost, not the read's
+p, threads = sys.argv[1], int(sys.argv[2])
 t = time.perf_counter()
 batches = []
-read_trace(p, batches.append)
+read_trace(p, batches.append, threads=threads)
 n = events_table(batches, 0, None).num_rows
 dt = time.perf_counter() - t
 print(json.dumps({"s": dt, "n": n, "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}))
 """
 
 
-def _run(code, path):
-    out = subprocess.run([sys.executable, "-c", code, path], check=True, capture_output=True, text=True)
+def _run(code, path, *args, env=None):
+    out = subprocess.run(
+        [sys.executable, "-c", code, path, *map(str, args)],
+        check=True,
+        capture_output=True,
+        text=True,
+        env=None if env is None else {**os.environ, **env},
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _best(a, code, *args, env=None):
+    return min((_run(code, a.trace, *args, env=env) for _ in range(a.repeat)), key=lambda r: r["s"])
 
 
 def main():
@@ -90,9 +106,13 @@ def main():
     a = ap.parse_args()
     size = os.path.getsize(a.trace)
     warm(a.trace)
-    floor = min((_run(_FLOOR, a.trace) for _ in range(a.repeat)), key=lambda r: r["s"])
+    load = os.getloadavg()[0]
+    floor = _best(a, _FLOOR)
     dec = _run(_DECODE, a.trace)
-    ing = min((_run(_INGEST, a.trace) for _ in range(a.repeat)), key=lambda r: r["s"])
+    ing = _best(a, _INGEST, 1)
+    cores = os.cpu_count() or 1
+    ing_all = _best(a, _INGEST, cores)
+    ing_py = _best(a, _INGEST, 1, env={"TRACECOLS_READER": "python"})
     mb = size / 1e6
     print(f"trace   {a.trace}  {mb:.1f} MB on disk, {ing['n']:,} events, {os.cpu_count()} cores")
     print(
@@ -103,12 +123,17 @@ def main():
         f"decode  {dec['s']:8.2f} s  {dec['n'] / dec['s']:>12,.0f} ev/s  {mb / dec['s']:7.1f} MB/s"
         f"  peak RSS {dec['rss'] / 1e6:7.0f} MB  (tracecols' chunked decoder alone)"
     )
+    for label, r in (("ingest", ing), (f"ingest{cores}", ing_all), ("python", ing_py)):
+        print(
+            f"{label:7s} {r['s']:8.2f} s  {r['n'] / r['s']:>12,.0f} ev/s  {mb / r['s']:7.1f} MB/s"
+            f"  peak RSS {r['rss'] / 1e6:7.0f} MB"
+        )
+    assert floor["n"] == dec["n"] == ing["n"] == ing_all["n"] == ing_py["n"], "event counts differ"
+    print(f"load    {load:.2f} before, {os.getloadavg()[0]:.2f} after (1-minute average)")
     print(
-        f"ingest  {ing['s']:8.2f} s  {ing['n'] / ing['s']:>12,.0f} ev/s  {mb / ing['s']:7.1f} MB/s"
-        f"  peak RSS {ing['rss'] / 1e6:7.0f} MB"
+        f"RESULT ratio_to_floor={ing['s'] / floor['s']:.3f} ratio_to_floor_all_cores={ing_all['s'] / floor['s']:.3f}"
+        f" ratio_python_reader={ing_py['s'] / floor['s']:.2f} peak_rss_mb={ing['rss'] / 1e6:.0f} events={ing['n']}"
     )
-    assert floor["n"] == dec["n"] == ing["n"], "event counts differ"
-    print(f"RESULT ratio_to_floor={ing['s'] / floor['s']:.2f} peak_rss_mb={ing['rss'] / 1e6:.0f} events={ing['n']}")
 
 
 if __name__ == "__main__":

@@ -52,7 +52,7 @@ from .model.events import events_table
 from .model.traces import detect_rank
 from .model.tree import build_slices
 from .progress import tracker
-from .read import split
+from .read import native, split
 from .read.kineto import read_events, read_head, read_trace
 from .read.source import Source, hash_file, is_url
 from .store import parquet
@@ -297,7 +297,13 @@ def _read_into(paths, first_trace_id, keep_secrets, parts, writer):
     try:
         with scratch_dir("tracecols-parts-") as scratch:
             for trace_id, p in enumerate(paths, start=first_trace_id):
-                info = (parts > 1 and _read_parts(p, trace_id, writer, scratch, parts)) or _read_whole(p, trace_id, writer)
+                # the compiled reader reads a file on `parts` threads itself; the Python reader
+                # in `parts` processes (split.py)
+                threaded = native.usable(Source(p)) if parts > 1 and not is_url(p) and os.path.isfile(str(p)) else False
+                info = (
+                    (parts > 1 and not threaded and _read_parts(p, trace_id, writer, scratch, parts))
+                    or _read_whole(p, trace_id, writer, parts if threaded else 1)
+                )
                 infos.append(describe(info, trace_id, p, keep_secrets))
     except BaseException:
         writer.abort()
@@ -305,14 +311,14 @@ def _read_into(paths, first_trace_id, keep_secrets, parts, writer):
     return writer.close(), infos
 
 
-def _read_whole(p, trace_id, writer):
+def _read_whole(p, trace_id, writer, threads=1):
     _reading(p)
 
     def on_head(head):
         # the rank as far as the head tells; keys after the events may still change it
         writer.context = (trace_id, detect_rank(p, head)[0])
 
-    info = read_trace(p, writer.put, on_head=on_head)
+    info = read_trace(p, writer.put, on_head=on_head, threads=threads)
     writer.flush()  # the next trace's events get their own context
     info["head_rank"] = writer.context[1]
     info["parts"] = 1

@@ -73,36 +73,12 @@ pub enum Col {
 impl Col {
     pub fn new(kind: Kind) -> Col {
         match kind {
-            Kind::Int => Col::I64 {
-                rows: vec![],
-                vals: vec![],
-            },
-            Kind::Str => Col::Str {
-                rows: vec![],
-                ends: vec![],
-                data: vec![],
-            },
-            Kind::Float => Col::Dec {
-                rows: vec![],
-                vals: vec![],
-            },
-            Kind::StrList => Col::StrList {
-                rows: vec![],
-                ends: vec![],
-                item_ends: vec![],
-                data: vec![],
-            },
-            Kind::IntList => Col::IntList {
-                rows: vec![],
-                ends: vec![],
-                items: vec![],
-            },
-            Kind::Dims => Col::Dims {
-                rows: vec![],
-                ends: vec![],
-                inner: vec![],
-                items: vec![],
-            },
+            Kind::Int => Col::I64 { rows: vec![], vals: vec![] },
+            Kind::Str => Col::Str { rows: vec![], ends: vec![], data: vec![] },
+            Kind::Float => Col::Dec { rows: vec![], vals: vec![] },
+            Kind::StrList => Col::StrList { rows: vec![], ends: vec![], item_ends: vec![], data: vec![] },
+            Kind::IntList => Col::IntList { rows: vec![], ends: vec![], items: vec![] },
+            Kind::Dims => Col::Dims { rows: vec![], ends: vec![], inner: vec![], items: vec![] },
         }
     }
 
@@ -167,12 +143,7 @@ impl Col {
                 ends.truncate(keep);
                 data.truncate(ends.last().copied().unwrap_or(0) as usize);
             }
-            Col::StrList {
-                rows,
-                ends,
-                item_ends,
-                data,
-            } => {
+            Col::StrList { rows, ends, item_ends, data } => {
                 rows.truncate(keep);
                 ends.truncate(keep);
                 item_ends.truncate(ends.last().copied().unwrap_or(0) as usize);
@@ -183,12 +154,7 @@ impl Col {
                 ends.truncate(keep);
                 items.truncate(ends.last().copied().unwrap_or(0) as usize);
             }
-            Col::Dims {
-                rows,
-                ends,
-                inner,
-                items,
-            } => {
+            Col::Dims { rows, ends, inner, items } => {
                 rows.truncate(keep);
                 ends.truncate(keep);
                 inner.truncate(ends.last().copied().unwrap_or(0) as usize);
@@ -205,27 +171,15 @@ impl Col {
         Some(match self {
             Col::I64 { rows, vals } => {
                 let nulls = validity(&rows, n);
-                Arc::new(Int64Array::new(
-                    ScalarBuffer::from(spread(&rows, &vals, n, 0i64)),
-                    nulls,
-                ))
+                Arc::new(Int64Array::new(ScalarBuffer::from(spread(&rows, &vals, n, 0i64)), nulls))
             }
             Col::Dec { rows, vals } => {
                 let nulls = validity(&rows, n);
-                let arr =
-                    Decimal128Array::new(ScalarBuffer::from(spread(&rows, &vals, n, 0i128)), nulls);
-                Arc::new(
-                    arr.with_precision_and_scale(38, 18)
-                        .expect("38, 18 is a valid decimal type"),
-                )
+                let arr = Decimal128Array::new(ScalarBuffer::from(spread(&rows, &vals, n, 0i128)), nulls);
+                Arc::new(arr.with_precision_and_scale(38, 18).expect("38, 18 is a valid decimal type"))
             }
             Col::Str { rows, ends, data } => Arc::new(strings(&rows, &ends, data, n)),
-            Col::StrList {
-                rows,
-                ends,
-                item_ends,
-                data,
-            } => {
+            Col::StrList { rows, ends, item_ends, data } => {
                 let k = item_ends.len();
                 let items = strings(&(0..k as u32).collect::<Vec<_>>(), &item_ends, data, k);
                 Arc::new(list(&rows, &ends, n, Arc::new(items), DataType::Utf8))
@@ -234,21 +188,10 @@ impl Col {
                 let items = Int64Array::new(ScalarBuffer::from(items), None);
                 Arc::new(list(&rows, &ends, n, Arc::new(items), DataType::Int64))
             }
-            Col::Dims {
-                rows,
-                ends,
-                inner,
-                items,
-            } => {
+            Col::Dims { rows, ends, inner, items } => {
                 let k = inner.len();
                 let items = Int64Array::new(ScalarBuffer::from(items), None);
-                let inner = list(
-                    &(0..k as u32).collect::<Vec<_>>(),
-                    &inner,
-                    k,
-                    Arc::new(items),
-                    DataType::Int64,
-                );
+                let inner = list(&(0..k as u32).collect::<Vec<_>>(), &inner, k, Arc::new(items), DataType::Int64);
                 let inner_type = inner.data_type().clone();
                 Arc::new(list(&rows, &ends, n, Arc::new(inner), inner_type))
             }

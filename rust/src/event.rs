@@ -14,7 +14,7 @@ use std::sync::Arc;
 use arrow_array::{ArrayRef, Int64Array};
 
 use crate::columns::{Col, Kind};
-use crate::json::{scaled, Cursor, Fail, Num, Str, R};
+use crate::json::{int64, scaled, Cursor, Fail, Num, Str, R};
 
 /// The core event fields: (key, column, kind of column).
 #[derive(Clone, Copy, PartialEq)]
@@ -96,20 +96,12 @@ impl Promoted {
         if kinds.len() > 128 {
             return Err("more than 128 promoted keys".into());
         }
-        Ok(Promoted {
-            by_len,
-            names,
-            kinds,
-        })
+        Ok(Promoted { by_len, names, kinds })
     }
 
     #[inline]
     fn find(&self, key: &[u8]) -> Option<usize> {
-        self.by_len
-            .get(key.len())?
-            .iter()
-            .find(|(k, _)| k == key)
-            .map(|&(_, i)| i)
+        self.by_len.get(key.len())?.iter().find(|(k, _)| k == key).map(|&(_, i)| i)
     }
 }
 
@@ -173,28 +165,54 @@ impl Batch {
         self.extra.truncate(row);
     }
 
-    /// The columns that hold a value in some row, by name, with the uid column (`uid0` + place).
-    pub fn finish(self, p: &Promoted, uid0: i64) -> Vec<(String, ArrayRef)> {
+    /// The rows as Arrow columns (those that hold a value in some row, by name; the uid column is
+    /// the caller's, once it knows where the piece starts), with each row's place in the piece and
+    /// the odd events.
+    pub fn finish(self, p: &Promoted) -> Finished {
         let n = self.rows as usize;
-        let mut out: Vec<(String, ArrayRef)> = vec![];
-        let uids: Vec<i64> = self.local.iter().map(|&l| uid0 + l as i64).collect();
-        out.push(("uid".into(), Arc::new(Int64Array::from(uids))));
+        let mut columns: Vec<(String, ArrayRef)> = vec![];
         for (name, col) in CORE_NAMES.iter().zip(self.core) {
             if let Some(a) = col.finish(n) {
-                out.push((name.to_string(), a));
+                columns.push((name.to_string(), a));
             }
         }
         for (name, col) in p.names.iter().zip(self.promo) {
             if let Some(a) = col.finish(n) {
-                out.push((name.clone(), a));
+                columns.push((name.clone(), a));
             }
         }
         for (name, col) in [("args", self.args), ("extra", self.extra)] {
             if let Some(a) = col.finish(n) {
-                out.push((name.to_string(), a));
+                columns.push((name.to_string(), a));
             }
         }
-        out
+        Finished { columns, local: self.local, odd: self.odd }
+    }
+}
+
+/// Named Arrow columns.
+pub type Columns = Vec<(String, ArrayRef)>;
+/// Events left to the Python reader: (uid or place, their bytes).
+pub type OddEvents<T> = Vec<(T, Vec<u8>)>;
+
+pub struct Finished {
+    pub columns: Vec<(String, ArrayRef)>,
+    pub local: Vec<u32>,
+    pub odd: Vec<(u32, Vec<u8>)>,
+}
+
+impl Finished {
+    pub fn events(&self) -> usize {
+        self.local.len() + self.odd.len()
+    }
+
+    /// The columns with the uid column first: `uid0` + each row's place.
+    pub fn with_uids(self, uid0: i64) -> (Columns, OddEvents<i64>) {
+        let uids: Vec<i64> = self.local.iter().map(|&l| uid0 + l as i64).collect();
+        let mut columns: Vec<(String, ArrayRef)> = vec![("uid".into(), Arc::new(Int64Array::from(uids)))];
+        columns.extend(self.columns);
+        let odd = self.odd.into_iter().map(|(place, b)| (uid0 + place as i64, b)).collect();
+        (columns, odd)
     }
 }
 
@@ -219,44 +237,23 @@ pub struct Parsed {
 }
 
 /// Read the events of `buf`, which starts in `state`, into `batch`.
-pub fn parse_piece(
-    buf: &[u8],
-    mut state: State,
-    batch: &mut Batch,
-    p: &Promoted,
-    max_depth: usize,
-) -> Parsed {
+pub fn parse_piece(buf: &[u8], mut state: State, batch: &mut Batch, p: &Promoted, max_depth: usize) -> Parsed {
     let mut c = Cursor::new(buf, max_depth);
     let mut consumed = 0;
     loop {
         c.ws();
         if c.i >= buf.len() {
-            return Parsed {
-                state,
-                consumed: c.i,
-                end: None,
-                error: None,
-            };
+            return Parsed { state, consumed: c.i, end: None, error: None };
         }
         let ch = buf[c.i];
         match state {
             State::First | State::After if ch == b']' => {
-                return Parsed {
-                    state,
-                    consumed: c.i + 1,
-                    end: Some(c.i),
-                    error: None,
-                };
+                return Parsed { state, consumed: c.i + 1, end: Some(c.i), error: None };
             }
             State::After => {
                 if ch != b',' {
                     let e = Fail::Syntax(c.i, "',' or ']' after an event");
-                    return Parsed {
-                        state,
-                        consumed,
-                        end: None,
-                        error: Some(e),
-                    };
+                    return Parsed { state, consumed, end: None, error: Some(e) };
                 }
                 c.i += 1;
                 state = State::Comma;
@@ -270,22 +267,8 @@ pub fn parse_piece(
                         state = State::After;
                         consumed = c.i;
                     }
-                    Err(Fail::Incomplete) => {
-                        return Parsed {
-                            state,
-                            consumed: start,
-                            end: None,
-                            error: None,
-                        }
-                    }
-                    Err(e) => {
-                        return Parsed {
-                            state,
-                            consumed: start,
-                            end: None,
-                            error: Some(e),
-                        }
-                    }
+                    Err(Fail::Incomplete) => return Parsed { state, consumed: start, end: None, error: None },
+                    Err(e) => return Parsed { state, consumed: start, end: None, error: Some(e) },
                 }
             }
         }
@@ -421,14 +404,7 @@ fn entry(c: &mut Cursor, key: Str, out: &mut Vec<u8>, odd: &mut bool) -> R<()> {
     c.value(out, odd, 1)
 }
 
-fn core_value(
-    c: &mut Cursor,
-    b: &mut Batch,
-    core: Core,
-    key: Str,
-    row: u32,
-    odd: &mut bool,
-) -> R<()> {
+fn core_value(c: &mut Cursor, b: &mut Batch, core: Core, key: Str, row: u32, odd: &mut bool) -> R<()> {
     let at = c.i;
     let first = c.peek()?;
     if first == b'n' {
@@ -489,21 +465,9 @@ fn core_value(
 /// The text of an id written as a string is also its integer where it is a decimal as int()
 /// writes one, below 19 digits (the Python reader's rule).
 fn canonical_int(t: &[u8]) -> Option<i64> {
-    if t.is_empty()
-        || t.len() > 18
-        || !t.iter().all(u8::is_ascii_digit)
-        || (t[0] == b'0' && t.len() > 1)
-    {
+    if t.is_empty() || t.len() > 18 || !t.iter().all(u8::is_ascii_digit) || (t[0] == b'0' && t.len() > 1) {
         return None;
     }
-    std::str::from_utf8(t).ok()?.parse().ok()
-}
-
-fn int64(t: &[u8]) -> Option<i64> {
-    if t.len() > 20 {
-        return None;
-    }
-    // `-0` is 0, as Python reads it
     std::str::from_utf8(t).ok()?.parse().ok()
 }
 
@@ -570,15 +534,7 @@ enum Fit {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn promoted(
-    c: &mut Cursor,
-    b: &mut Batch,
-    kind: Kind,
-    col: usize,
-    key: Str,
-    row: u32,
-    odd: &mut bool,
-) -> R<()> {
+fn promoted(c: &mut Cursor, b: &mut Batch, kind: Kind, col: usize, key: Str, row: u32, odd: &mut bool) -> R<()> {
     let at = c.i;
     let first = c.peek()?;
     if first == b'n' {
@@ -720,13 +676,7 @@ fn str_list(c: &mut Cursor, b: &mut Batch, col: usize, row: u32) -> R<Fit> {
         }
     }
     if let Fit::Yes = fit {
-        if let Col::StrList {
-            rows,
-            ends: rends,
-            item_ends,
-            data,
-        } = &mut b.promo[col]
-        {
+        if let Col::StrList { rows, ends: rends, item_ends, data } = &mut b.promo[col] {
             let base = data.len() as u32;
             data.extend_from_slice(&text);
             item_ends.extend(ends.iter().map(|e| base + e));
@@ -749,8 +699,7 @@ fn int_list(c: &mut Cursor, ints: &mut Vec<i64>) -> R<Fit> {
         match c.peek()? {
             b'-' | b'0'..=b'9' => {
                 let (kind, s, e) = c.number()?;
-                match int64(&c.b[s..e]).filter(|v| kind == Num::Int && v.unsigned_abs() <= 1 << 53)
-                {
+                match int64(&c.b[s..e]).filter(|v| kind == Num::Int && v.unsigned_abs() <= 1 << 53) {
                     Some(v) => ints.push(v),
                     None => return Ok(Fit::No),
                 }
@@ -811,13 +760,7 @@ fn dims(c: &mut Cursor, b: &mut Batch, col: usize, row: u32) -> R<Fit> {
         }
     }
     if let Fit::Yes = fit {
-        if let Col::Dims {
-            rows,
-            ends,
-            inner: rinner,
-            items,
-        } = &mut b.promo[col]
-        {
+        if let Col::Dims { rows, ends, inner: rinner, items } = &mut b.promo[col] {
             let base = items.len() as u32;
             items.extend_from_slice(&ints);
             rinner.extend(inner.iter().map(|e| base + e));

@@ -34,8 +34,6 @@ pub enum Num {
 pub struct Cursor<'a> {
     pub b: &'a [u8],
     pub i: usize,
-    /// the strings of the slice are known to be valid UTF-8 (checked once for the whole slice)
-    pub utf8: bool,
     pub max_depth: usize,
 }
 
@@ -47,15 +45,15 @@ pub fn is_ws(c: u8) -> bool {
 const LO: u64 = 0x0101_0101_0101_0101;
 const HI: u64 = 0x8080_8080_8080_8080;
 
-/// Whether any byte of `x` is `"`, `\` or below 0x20 (the bytes that end a plain run of a string).
+/// The bytes of `x` that are `"`, `\` or below 0x20 (the bytes that end a plain run of a string),
+/// as the high bit of each; the lowest one set is exact (the borrows of the tests only reach up).
 #[inline]
-fn special8(x: u64) -> bool {
+fn special8(x: u64) -> u64 {
     let quote = x ^ (LO * b'"' as u64);
     let bslash = x ^ (LO * b'\\' as u64);
     let has_zero = |v: u64| v.wrapping_sub(LO) & !v & HI;
-    // bytes < 0x20: (x - 0x20..) & !x & 0x80.. (exact for bytes < 0x80; bytes >= 0x80 have the high bit set in x)
     let below = x.wrapping_sub(LO * 0x20) & !x & HI;
-    (has_zero(quote) | has_zero(bslash) | below) != 0
+    has_zero(quote) | has_zero(bslash) | below
 }
 
 /// A string's content: `start..end` of the slice (without the quotes); `escaped` when it holds a `\`.
@@ -64,24 +62,47 @@ pub struct Str {
     pub start: usize,
     pub end: usize,
     pub escaped: bool,
+    /// every byte is below 0x80 (no UTF-8 check needed)
+    pub ascii: bool,
 }
 
 impl<'a> Cursor<'a> {
     pub fn new(b: &'a [u8], max_depth: usize) -> Self {
-        let utf8 = std::str::from_utf8(b).is_ok();
-        Cursor {
-            b,
-            i: 0,
-            utf8,
-            max_depth,
-        }
+        Cursor { b, i: 0, max_depth }
     }
 
     #[inline]
     pub fn ws(&mut self) {
-        while self.i < self.b.len() && is_ws(self.b[self.i]) {
-            self.i += 1;
+        match self.b.get(self.i) {
+            Some(&c) if is_ws(c) => self.ws_run(),
+            _ => {}
         }
+    }
+
+    /// A run of whitespace (indentation is a third of a pretty-printed trace): 8 bytes at a time.
+    fn ws_run(&mut self) {
+        let b = self.b;
+        let mut i = self.i + 1;
+        while i + 8 <= b.len() {
+            let x = u64::from_le_bytes(b[i..i + 8].try_into().unwrap());
+            let spaces = x ^ (LO * b' ' as u64);
+            if spaces == 0 {
+                i += 8;
+                continue;
+            }
+            // the first byte that is not a space: whitespace if it is a tab, newline or return
+            let k = (spaces.trailing_zeros() / 8) as usize;
+            i += k;
+            if !is_ws(b[i]) {
+                self.i = i;
+                return;
+            }
+            i += 1;
+        }
+        while i < b.len() && is_ws(b[i]) {
+            i += 1;
+        }
+        self.i = i;
     }
 
     /// The next byte that is not whitespace (not consumed).
@@ -111,7 +132,9 @@ impl<'a> Cursor<'a> {
         loop {
             while i + 8 <= b.len() {
                 let x = u64::from_le_bytes(b[i..i + 8].try_into().unwrap());
-                if special8(x) {
+                let m = special8(x);
+                if m != 0 {
+                    i += (m.trailing_zeros() / 8) as usize;
                     break;
                 }
                 i += 8;
@@ -120,11 +143,8 @@ impl<'a> Cursor<'a> {
             match c {
                 b'"' => {
                     self.i = i + 1;
-                    return Ok(Str {
-                        start,
-                        end: i,
-                        escaped,
-                    });
+                    let ascii = b[start..i].is_ascii();
+                    return Ok(Str { start, end: i, escaped, ascii });
                 }
                 b'\\' => {
                     escaped = true;
@@ -143,9 +163,7 @@ impl<'a> Cursor<'a> {
                         _ => return Err(Fail::Syntax(i, "a valid escape in a string")),
                     }
                 }
-                c if c < 0x20 => {
-                    return Err(Fail::Syntax(i, "no raw control character in a string"))
-                }
+                c if c < 0x20 => return Err(Fail::Syntax(i, "no raw control character in a string")),
                 _ => i += 1,
             }
         }
@@ -155,7 +173,7 @@ impl<'a> Cursor<'a> {
     /// it holds a lone surrogate or bytes that are not UTF-8: the Python reader decides those.
     pub fn decode(&self, s: Str, out: &mut Vec<u8>) -> bool {
         let raw = &self.b[s.start..s.end];
-        if !self.utf8 && std::str::from_utf8(raw).is_err() {
+        if !s.ascii && std::str::from_utf8(raw).is_err() {
             return false;
         }
         if !s.escaped {
@@ -202,9 +220,7 @@ impl<'a> Cursor<'a> {
                         hi
                     };
                     let mut buf = [0u8; 4];
-                    out.extend_from_slice(
-                        char::from_u32(cp).unwrap().encode_utf8(&mut buf).as_bytes(),
-                    );
+                    out.extend_from_slice(char::from_u32(cp).unwrap().encode_utf8(&mut buf).as_bytes());
                     continue;
                 }
             };
@@ -304,10 +320,7 @@ impl<'a> Cursor<'a> {
                     // the last of duplicate keys wins in Python, at the first one's place
                     keys.push((k.start, k.end, k.escaped));
                     let escaped = keys.iter().any(|&(_, _, e)| e);
-                    if keys[..keys.len() - 1]
-                        .iter()
-                        .any(|&(s, e, _)| &self.b[s..e] == raw)
-                        || escaped && keys.len() > 1
+                    if keys[..keys.len() - 1].iter().any(|&(s, e, _)| &self.b[s..e] == raw) || escaped && keys.len() > 1
                     {
                         *odd = true;
                     }
@@ -382,7 +395,7 @@ impl<'a> Cursor<'a> {
     pub fn write_string(&self, s: Str, out: &mut Vec<u8>, odd: &mut bool) {
         out.push(b'"');
         let raw = &self.b[s.start..s.end];
-        if !s.escaped && (self.utf8 || std::str::from_utf8(raw).is_ok()) {
+        if !s.escaped && (s.ascii || std::str::from_utf8(raw).is_ok()) {
             out.extend_from_slice(raw); // no escape and no control character: as it is
         } else {
             let mut text = Vec::with_capacity(raw.len());
@@ -396,8 +409,7 @@ impl<'a> Cursor<'a> {
 }
 
 fn hex4(h: &[u8]) -> u32 {
-    h.iter()
-        .fold(0, |a, &c| a * 16 + (c as char).to_digit(16).unwrap())
+    h.iter().fold(0, |a, &c| a * 16 + (c as char).to_digit(16).unwrap())
 }
 
 /// `text` escaped as Python's json module escapes it with ensure_ascii off.
@@ -412,14 +424,9 @@ pub fn escape_into(text: &[u8], out: &mut Vec<u8>) {
             b'\t' => out.extend_from_slice(b"\\t"),
             8 => out.extend_from_slice(b"\\b"),
             12 => out.extend_from_slice(b"\\f"),
-            c if c < 0x20 => out.extend_from_slice(&[
-                b'\\',
-                b'u',
-                b'0',
-                b'0',
-                HEX[(c >> 4) as usize],
-                HEX[(c & 15) as usize],
-            ]),
+            c if c < 0x20 => {
+                out.extend_from_slice(&[b'\\', b'u', b'0', b'0', HEX[(c >> 4) as usize], HEX[(c & 15) as usize]])
+            }
             c => out.push(c),
         }
     }
@@ -458,10 +465,7 @@ fn plain_decimal(t: &[u8]) -> bool {
     let dot = t.iter().position(|&c| c == b'.').unwrap();
     let frac = t.len() - dot - 1;
     let digits: Vec<u8> = t.iter().copied().filter(|&c| c != b'.').collect();
-    let significant = digits
-        .iter()
-        .position(|&c| c != b'0')
-        .map_or(1, |p| digits.len() - p);
+    let significant = digits.iter().position(|&c| c != b'0').map_or(1, |p| digits.len() - p);
     (significant as i64 - 1) - (frac as i64) >= -6
 }
 
@@ -470,6 +474,10 @@ fn plain_decimal(t: &[u8]) -> bool {
 pub fn scaled(t: &[u8], kind: Num, scale: u32) -> Option<i128> {
     if kind == Num::Exp {
         return None;
+    }
+    if t.len() <= 18 && scale <= 3 {
+        // at most 17 digits times 10^3: within i64
+        return scaled_short(t, scale).map(i128::from);
     }
     let (neg, t) = match t.strip_prefix(b"-") {
         Some(r) => (true, r),
@@ -494,6 +502,65 @@ pub fn scaled(t: &[u8], kind: Num, scale: u32) -> Option<i128> {
     Some(if neg { -v } else { v })
 }
 
+/// `scaled` for a number of at most 18 characters (a timestamp in µs with its fraction): in i64.
+fn scaled_short(t: &[u8], scale: u32) -> Option<i64> {
+    let (neg, t) = match t.first() {
+        Some(b'-') => (true, &t[1..]),
+        _ => (false, t),
+    };
+    let mut v: i64 = 0;
+    let mut frac: i64 = -1; // digits after the point, once one is seen
+    let mut zeros = 0; // trailing zeros of the fraction, which need not fit the scale
+    for &c in t {
+        if c == b'.' {
+            frac = 0;
+            continue;
+        }
+        let d = (c - b'0') as i64;
+        v = v * 10 + d;
+        if frac >= 0 {
+            frac += 1;
+            zeros = if d == 0 { zeros + 1 } else { 0 };
+        }
+    }
+    let frac = frac.max(0);
+    let (mut v, mut frac) = (v, frac);
+    while frac > scale as i64 && zeros > 0 {
+        v /= 10;
+        frac -= 1;
+        zeros -= 1;
+    }
+    if frac > scale as i64 {
+        return None;
+    }
+    let v = v.checked_mul(10i64.checked_pow(scale - frac as u32)?)?;
+    Some(if neg { -v } else { v })
+}
+
+/// An integer token's value if it is in i64 range (`-0` is 0).
+pub fn int64(t: &[u8]) -> Option<i64> {
+    let (neg, d) = match t.first() {
+        Some(b'-') => (true, &t[1..]),
+        _ => (false, t),
+    };
+    if d.is_empty() || d.len() > 19 {
+        return None;
+    }
+    let mut v: i64 = 0;
+    for &c in d {
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        // accumulate negatively: i64::MIN has no positive counterpart
+        v = v.checked_mul(10)?.checked_sub((c - b'0') as i64)?;
+    }
+    if neg {
+        Some(v)
+    } else {
+        v.checked_neg()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -508,10 +575,7 @@ mod tests {
 
     #[test]
     fn compact_form_is_pythons() {
-        assert_eq!(
-            compact(r#"{ "a" : [1, -0, 1.50, "x\/y\u00e9"] }"#),
-            (r#"{"a":[1,0,1.50,"x/yé"]}"#.into(), false)
-        );
+        assert_eq!(compact(r#"{ "a" : [1, -0, 1.50, "x\/y\u00e9"] }"#), (r#"{"a":[1,0,1.50,"x/yé"]}"#.into(), false));
         assert_eq!(compact(r#""\u0001\t""#), (r#""\u0001\t""#.into(), false));
         assert!(compact("[0.0000001]").1);
         assert!(!compact("[0.000001]").1);
@@ -525,24 +589,31 @@ mod tests {
     #[test]
     fn incomplete_and_syntax() {
         let mut c = Cursor::new(b"{\"a\": [1, 2", 900);
-        assert_eq!(
-            c.value(&mut Vec::new(), &mut false, 0),
-            Err(Fail::Incomplete)
-        );
+        assert_eq!(c.value(&mut Vec::new(), &mut false, 0), Err(Fail::Incomplete));
         let mut c = Cursor::new(b"[1 2]", 900);
-        assert!(matches!(
-            c.value(&mut Vec::new(), &mut false, 0),
-            Err(Fail::Syntax(3, _))
-        ));
+        assert!(matches!(c.value(&mut Vec::new(), &mut false, 0), Err(Fail::Syntax(3, _))));
         let mut c = Cursor::new(b"[[[[1]]]]", 3);
-        assert!(matches!(
-            c.value(&mut Vec::new(), &mut false, 0),
-            Err(Fail::Deep(_))
-        ));
+        assert!(matches!(c.value(&mut Vec::new(), &mut false, 0), Err(Fail::Deep(_))));
+    }
+
+    #[test]
+    fn int64_is_exact() {
+        assert_eq!(int64(b"-9223372036854775808"), Some(i64::MIN));
+        assert_eq!(int64(b"9223372036854775807"), Some(i64::MAX));
+        assert_eq!(int64(b"9223372036854775808"), None);
+        assert_eq!(int64(b"-0"), Some(0));
+        assert_eq!(int64(b"1.5"), None);
     }
 
     #[test]
     fn scaled_is_exact() {
+        assert_eq!(scaled(b"1.5000", Num::Frac, 3), Some(1500));
+        assert_eq!(scaled(b"1.5001", Num::Frac, 3), None);
+        assert_eq!(scaled(b"-0.001", Num::Frac, 3), Some(-1));
+        assert_eq!(scaled(b"9223372036854775.807", Num::Frac, 3), Some(9223372036854775807));
+        assert_eq!(scaled(b"9223372036854775.808", Num::Frac, 3), Some(9223372036854775808));
+        assert_eq!(scaled(b"1774000000000000.000", Num::Frac, 3), Some(1774000000000000000));
+        assert_eq!(scaled(b"28.00926", Num::Frac, 18), Some(28_009_260_000_000_000_000));
         assert_eq!(scaled(b"1.5", Num::Frac, 3), Some(1500));
         assert_eq!(scaled(b"-1.2340", Num::Frac, 3), Some(-1234));
         assert_eq!(scaled(b"1.2345", Num::Frac, 3), None);

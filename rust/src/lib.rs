@@ -20,12 +20,7 @@ use std::sync::Mutex;
 use event::Promoted;
 use stream::{Options, ReadError, Reader};
 
-create_exception!(
-    _native,
-    ReadFailed,
-    PyException,
-    "The native reader stopped: (kind, byte offset, message)."
-);
+create_exception!(_native, ReadFailed, PyException, "The native reader stopped: (kind, byte offset, message).");
 
 fn failed(e: ReadError) -> PyErr {
     let (kind, at, msg) = match e {
@@ -40,6 +35,8 @@ fn failed(e: ReadError) -> PyErr {
 #[pyclass(module = "tracecols._native")]
 struct EventReader {
     inner: Mutex<Reader>,
+    /// where `feed` sends bytes, for a reader made by `fed`
+    feeder: Mutex<Option<stream::Feeder>>,
 }
 
 #[pymethods]
@@ -60,20 +57,61 @@ impl EventReader {
         max_depth: usize,
     ) -> PyResult<Self> {
         let p = Promoted::new(&promoted).map_err(pyo3::exceptions::PyValueError::new_err)?;
-        let opts = Options {
-            threads: threads.max(1),
-            piece: piece.max(1 << 12),
-            max_event,
-            max_tail,
-            max_depth,
-            array,
+        let opts =
+            Options { threads: threads.max(1), piece: piece.max(1 << 12), max_event, max_tail, max_depth, array };
+        let reader = py.detach(|| Reader::start(&path, p, opts)).map_err(failed)?;
+        Ok(EventReader { inner: Mutex::new(reader), feeder: Mutex::new(None) })
+    }
+
+    /// A reader of bytes the caller hands over with `feed` (decompressed, from the document's start).
+    #[staticmethod]
+    #[pyo3(signature = (promoted, *, array=false, threads=1, piece=4 << 20, max_event=64 << 20, max_tail=64 << 20, max_depth=900))]
+    #[allow(clippy::too_many_arguments)]
+    fn fed(
+        promoted: Vec<(String, String, String)>,
+        array: bool,
+        threads: usize,
+        piece: usize,
+        max_event: usize,
+        max_tail: usize,
+        max_depth: usize,
+    ) -> PyResult<Self> {
+        let p = Promoted::new(&promoted).map_err(pyo3::exceptions::PyValueError::new_err)?;
+        let opts =
+            Options { threads: threads.max(1), piece: piece.max(1 << 12), max_event, max_tail, max_depth, array };
+        let (src, tx) = stream::Fed::new();
+        let reader = Reader::from_source(Box::new(src), p, opts);
+        Ok(EventReader { inner: Mutex::new(reader), feeder: Mutex::new(Some(tx)) })
+    }
+
+    /// Hand over the next bytes (b"" at the end); waits, without the GIL, while the reader is
+    /// `threads + 2` pieces ahead. False once the reader has stopped (it takes no more).
+    fn feed(&self, py: Python<'_>, data: &[u8]) -> bool {
+        let data = data.to_vec();
+        let end = data.is_empty();
+        let mut guard = match self.feeder.lock() {
+            Ok(g) => g,
+            Err(_) => return false,
         };
-        let reader = py
-            .detach(|| Reader::start(&path, p, opts))
-            .map_err(failed)?;
-        Ok(EventReader {
-            inner: Mutex::new(reader),
-        })
+        let sent = match guard.as_ref() {
+            Some(tx) => py.detach(|| tx.send(Ok(data)).is_ok()),
+            None => false,
+        };
+        if end || !sent {
+            *guard = None;
+        }
+        sent
+    }
+
+    /// Stop the bytes with an error (the caller's inflater failed): the read fails with it.
+    fn fail(&self, py: Python<'_>, message: String) {
+        if let Ok(mut guard) = self.feeder.lock() {
+            if let Some(tx) = guard.take() {
+                py.detach(|| {
+                    let _ = tx.send(Err(message));
+                });
+            }
+        }
     }
 
     /// The next batch: (schema capsule, array capsule, [(uid, event bytes) for the Python reader],
@@ -82,19 +120,9 @@ impl EventReader {
     fn next_batch<'py>(
         &self,
         py: Python<'py>,
-    ) -> PyResult<
-        Option<(
-            Bound<'py, PyCapsule>,
-            Bound<'py, PyCapsule>,
-            Vec<(i64, Bound<'py, PyBytes>)>,
-            u64,
-        )>,
-    > {
+    ) -> PyResult<Option<(Bound<'py, PyCapsule>, Bound<'py, PyCapsule>, Vec<(i64, Bound<'py, PyBytes>)>, u64)>> {
         let out = py.detach(|| {
-            let mut r = self
-                .inner
-                .lock()
-                .map_err(|_| ReadError::Io(0, "the reader failed before".into()))?;
+            let mut r = self.inner.lock().map_err(|_| ReadError::Io(0, "the reader failed before".into()))?;
             r.next_batch()
         });
         let out = match out.map_err(failed)? {
@@ -102,22 +130,24 @@ impl EventReader {
             None => return Ok(None),
         };
         let (names, arrays): (Vec<_>, Vec<_>) = out.columns.into_iter().unzip();
-        let fields: Fields = names
-            .iter()
-            .zip(&arrays)
-            .map(|(n, a)| Arc::new(Field::new(n, a.data_type().clone(), true)))
-            .collect();
+        let fields: Fields =
+            names.iter().zip(&arrays).map(|(n, a)| Arc::new(Field::new(n, a.data_type().clone(), true))).collect();
         let st = StructArray::new(fields, arrays, None);
         let (array, schema) = arrow_array::ffi::to_ffi(&st.to_data())
             .map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(e.to_string()))?;
         let schema = PyCapsule::new_with_value(py, schema, c"arrow_schema")?;
         let array = PyCapsule::new_with_value(py, array, c"arrow_array")?;
-        let odd = out
-            .odd
-            .into_iter()
-            .map(|(uid, b)| (uid, PyBytes::new(py, &b)))
-            .collect();
+        let odd = out.odd.into_iter().map(|(uid, b)| (uid, PyBytes::new(py, &b))).collect();
         Ok(Some((schema, array, odd, out.read)))
+    }
+
+    /// Stop reading (the threads end; `feed` returns False from then on) and wait for the threads.
+    fn close(&self, py: Python<'_>) {
+        py.detach(|| {
+            if let Ok(mut r) = self.inner.lock() {
+                r.close(true);
+            }
+        });
     }
 
     /// The number of events read so far.

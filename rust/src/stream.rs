@@ -24,7 +24,7 @@ use std::thread::JoinHandle;
 
 use arrow_array::ArrayRef;
 
-use crate::event::{parse_piece, Batch, Parsed, Promoted, State};
+use crate::event::{parse_piece, Batch, Finished, Parsed, Promoted, State};
 use crate::json::Fail;
 
 pub struct Options {
@@ -58,8 +58,14 @@ pub struct Piece {
     read: u64,
 }
 
+/// A worker's parse of a piece, from the state a piece starts in when its cut is right.
+struct Guess {
+    rows: Finished,
+    parsed: Parsed,
+}
+
 enum Work {
-    Piece(Piece, Option<(Batch, Parsed)>),
+    Piece(Piece, Option<Guess>),
     Failed(u64, ReadError),
 }
 
@@ -82,6 +88,8 @@ pub struct Output {
 pub struct Reader {
     rx: Receiver<Work>,
     slot_back: SyncSender<()>,
+    /// piece buffers handed back to the producer (no fresh pages to fault in for every piece)
+    spare: SyncSender<Vec<u8>>,
     promoted: Arc<Promoted>,
     opts: Arc<Options>,
     ahead: BTreeMap<u64, Work>,
@@ -95,6 +103,45 @@ pub struct Reader {
     threads: Vec<JoinHandle<()>>,
 }
 
+/// Bytes handed over by the caller (`Feeder`), as a stream: the caller inflates a gzip file with
+/// its own (faster) inflater on a thread of its own.
+pub struct Fed {
+    rx: Receiver<Result<Vec<u8>, String>>,
+    chunk: Vec<u8>,
+    pos: usize,
+}
+
+pub type Feeder = SyncSender<Result<Vec<u8>, String>>;
+
+impl Fed {
+    /// A stream and the sender that feeds it: bytes, then an empty chunk (or dropping it) for the
+    /// end, or an error.
+    pub fn new() -> (Fed, Feeder) {
+        let (tx, rx) = sync_channel(2);
+        (Fed { rx, chunk: vec![], pos: 0 }, tx)
+    }
+}
+
+impl Read for Fed {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        while self.pos == self.chunk.len() {
+            match self.rx.recv() {
+                Ok(Ok(c)) if c.is_empty() => return Ok(0),
+                Ok(Ok(c)) => {
+                    self.chunk = c;
+                    self.pos = 0;
+                }
+                Ok(Err(e)) => return Err(std::io::Error::other(e)),
+                Err(_) => return Ok(0),
+            }
+        }
+        let n = buf.len().min(self.chunk.len() - self.pos);
+        buf[..n].copy_from_slice(&self.chunk[self.pos..self.pos + n]);
+        self.pos += n;
+        Ok(n)
+    }
+}
+
 fn io_error(at: u64, e: std::io::Error) -> ReadError {
     ReadError::Io(at, e.to_string())
 }
@@ -105,17 +152,20 @@ fn open(path: &str) -> Result<Box<dyn Read + Send>, ReadError> {
     let n = f.read(&mut magic).map_err(|e| io_error(0, e))?;
     let f = File::open(path).map_err(|e| io_error(0, e))?;
     if n == 2 && magic == [0x1f, 0x8b] {
-        Ok(Box::new(flate2::read::MultiGzDecoder::new(
-            BufReader::with_capacity(1 << 16, f),
-        )))
+        Ok(Box::new(flate2::read::MultiGzDecoder::new(BufReader::with_capacity(1 << 16, f))))
     } else {
         Ok(Box::new(f))
     }
 }
 
 impl Reader {
+    /// Read the file at `path` (plain or gzip, told by its first bytes).
     pub fn start(path: &str, promoted: Promoted, opts: Options) -> Result<Reader, ReadError> {
-        let src = open(path)?;
+        Ok(Reader::from_source(open(path)?, promoted, opts))
+    }
+
+    /// Read the decompressed bytes of a document from `src`.
+    pub fn from_source(src: Box<dyn Read + Send>, promoted: Promoted, opts: Options) -> Reader {
         let promoted = Arc::new(promoted);
         let opts = Arc::new(opts);
         let workers = if opts.threads > 1 { opts.threads } else { 0 };
@@ -123,38 +173,27 @@ impl Reader {
         let slots = opts.threads + 2;
         let (slot_back, slot_rx) = sync_channel::<()>(slots);
         for _ in 0..slots {
-            slot_back
-                .send(())
-                .expect("the channel has room for every slot");
+            slot_back.send(()).expect("the channel has room for every slot");
         }
         let (piece_tx, piece_rx) = sync_channel::<Work>(slots);
         let (done_tx, done_rx) = sync_channel::<Work>(slots);
+        let (spare, spare_rx) = sync_channel::<Vec<u8>>(slots);
         let mut threads = vec![];
         let o = opts.clone();
-        let to_workers = if workers > 0 {
-            piece_tx
-        } else {
-            done_tx.clone()
-        };
-        threads.push(std::thread::spawn(move || {
-            produce(src, &o, to_workers, slot_rx)
-        }));
+        let to_workers = if workers > 0 { piece_tx } else { done_tx.clone() };
+        threads.push(std::thread::spawn(move || produce(src, &o, to_workers, slot_rx, spare_rx)));
         if workers > 0 {
             let shared = Arc::new(Mutex::new(piece_rx));
             for _ in 0..workers {
-                let (rx, tx, p, o) = (
-                    shared.clone(),
-                    done_tx.clone(),
-                    promoted.clone(),
-                    opts.clone(),
-                );
+                let (rx, tx, p, o) = (shared.clone(), done_tx.clone(), promoted.clone(), opts.clone());
                 threads.push(std::thread::spawn(move || work(&rx, &tx, &p, &o)));
             }
         }
         drop(done_tx);
-        Ok(Reader {
+        Reader {
             rx: done_rx,
             slot_back,
+            spare,
             promoted,
             opts,
             ahead: BTreeMap::new(),
@@ -166,7 +205,7 @@ impl Reader {
             tail: None,
             done: false,
             threads,
-        })
+        }
     }
 
     /// How many events were read (once the read is done: all of them).
@@ -188,7 +227,7 @@ impl Reader {
             let work = self.take(self.next)?;
             self.next += 1;
             let _ = self.slot_back.send(());
-            let (piece, spec) = match work {
+            let (piece, guess) = match work {
                 Work::Failed(_, e) => {
                     self.done = true;
                     return Err(e);
@@ -202,43 +241,34 @@ impl Reader {
                 }
                 continue;
             }
-            let spec_ok = self.carry.is_empty()
-                && match (&spec, self.state) {
-                    (Some((_, _)), State::First) => piece.seq == 0,
-                    (Some((_, _)), State::After) => piece.seq > 0,
-                    _ => false,
+            let guess_ok = self.carry.is_empty()
+                && match self.state {
+                    State::First => piece.seq == 0,
+                    State::After => piece.seq > 0,
+                    State::Comma => false,
                 };
-            let (batch, parsed, buf, base) = if spec_ok {
-                let (b, p) = spec.expect("checked above");
-                (b, p, piece.bytes, piece.offset)
-            } else {
-                let base = if self.carry.is_empty() {
-                    piece.offset
-                } else {
-                    self.carry_offset
-                };
-                let mut buf = std::mem::take(&mut self.carry);
-                if buf.is_empty() {
-                    buf = piece.bytes;
-                } else {
-                    buf.extend_from_slice(&piece.bytes);
+            let (rows, parsed, buf, base) = match guess {
+                Some(g) if guess_ok => (g.rows, g.parsed, piece.bytes, piece.offset),
+                _ => {
+                    let base = if self.carry.is_empty() { piece.offset } else { self.carry_offset };
+                    let mut buf = std::mem::take(&mut self.carry);
+                    if buf.is_empty() {
+                        buf = piece.bytes;
+                    } else {
+                        buf.extend_from_slice(&piece.bytes);
+                        let _ = self.spare.try_send(piece.bytes);
+                    }
+                    let mut b = Batch::new(&self.promoted);
+                    let p = parse_piece(&buf, self.state, &mut b, &self.promoted, self.opts.max_depth);
+                    (b.finish(&self.promoted), p, buf, base)
                 }
-                let mut b = Batch::new(&self.promoted);
-                let p = parse_piece(
-                    &buf,
-                    self.state,
-                    &mut b,
-                    &self.promoted,
-                    self.opts.max_depth,
-                );
-                (b, p, buf, base)
             };
             if let Some(e) = parsed.error {
                 self.done = true;
                 return Err(at(e, base));
             }
             let uid0 = self.events;
-            self.events += batch.events() as i64;
+            self.events += rows.events() as i64;
             if let Some(end) = parsed.end {
                 let mut t = Tail::default();
                 t.feed(&buf[end + 1..], base + end as u64 + 1, self.opts.max_tail)?;
@@ -266,20 +296,12 @@ impl Reader {
                     ));
                 }
             }
-            if batch.events() == 0 {
+            let _ = self.spare.try_send(buf);
+            if rows.events() == 0 {
                 continue;
             }
-            let odd = batch
-                .odd
-                .iter()
-                .map(|(place, bytes)| (uid0 + *place as i64, bytes.clone()))
-                .collect();
-            let columns = batch.finish(&self.promoted, uid0);
-            return Ok(Some(Output {
-                columns,
-                odd,
-                read: piece.read,
-            }));
+            let (columns, odd) = rows.with_uids(uid0);
+            return Ok(Some(Output { columns, odd, read: piece.read }));
         }
     }
 
@@ -295,12 +317,27 @@ impl Reader {
                     }
                     self.ahead.insert(w.seq(), w);
                 }
-                Err(_) => {
-                    return Err(ReadError::Io(
-                        0,
-                        "the reader's threads stopped early".into(),
-                    ))
-                }
+                Err(_) => return Err(ReadError::Io(0, "the reader's threads stopped early".into())),
+            }
+        }
+    }
+}
+
+impl Reader {
+    /// Stop the threads: a read left half-way ends here (its producer and workers find their
+    /// channels closed). Joins them when `wait`.
+    pub fn close(&mut self, wait: bool) {
+        self.done = true;
+        let (_, rx) = sync_channel::<Work>(0);
+        self.rx = rx;
+        self.ahead.clear();
+        for _ in 0..self.opts.threads + 2 {
+            let _ = self.slot_back.try_send(());
+        }
+        let threads: Vec<_> = self.threads.drain(..).collect();
+        if wait {
+            for t in threads {
+                let _ = t.join();
             }
         }
     }
@@ -308,23 +345,14 @@ impl Reader {
 
 impl Drop for Reader {
     fn drop(&mut self) {
-        // unblock the producer and the workers: they stop once their channels close
-        let (_, rx) = sync_channel::<Work>(0);
-        self.rx = rx;
-        for _ in 0..self.opts.threads + 2 {
-            let _ = self.slot_back.try_send(());
-        }
-        for t in self.threads.drain(..) {
-            let _ = t.join();
-        }
+        // not joined here: a fed reader's producer may wait on a feeder that needs the GIL
+        self.close(false);
     }
 }
 
 fn at(e: Fail, base: u64) -> ReadError {
     match e {
-        Fail::Syntax(i, what) => {
-            ReadError::Syntax(base + i as u64, format!("invalid JSON: expected {what}"))
-        }
+        Fail::Syntax(i, what) => ReadError::Syntax(base + i as u64, format!("invalid JSON: expected {what}")),
         Fail::Deep(i) => ReadError::Syntax(base + i as u64, "JSON nested too deeply".into()),
         Fail::Incomplete => ReadError::Syntax(base, "unexpected end of file".into()),
     }
@@ -358,10 +386,7 @@ impl Tail {
         }
         if self.bytes.len() > max {
             let mb = max >> 20;
-            return Err(ReadError::Bound(
-                offset,
-                format!("more than {mb} MiB of JSON after the events array"),
-            ));
+            return Err(ReadError::Bound(offset, format!("more than {mb} MiB of JSON after the events array")));
         }
         Ok(())
     }
@@ -378,14 +403,10 @@ fn work(rx: &Mutex<Receiver<Work>>, tx: &SyncSender<Work>, p: &Promoted, o: &Opt
         };
         let w = match w {
             Work::Piece(piece, _) => {
-                let state = if piece.seq == 0 {
-                    State::First
-                } else {
-                    State::After
-                };
+                let state = if piece.seq == 0 { State::First } else { State::After };
                 let mut b = Batch::new(p);
                 let parsed = parse_piece(&piece.bytes, state, &mut b, p, o.max_depth);
-                Work::Piece(piece, Some((b, parsed)))
+                Work::Piece(piece, Some(Guess { rows: b.finish(p), parsed }))
             }
             f => f,
         };
@@ -396,7 +417,13 @@ fn work(rx: &Mutex<Receiver<Work>>, tx: &SyncSender<Work>, p: &Promoted, o: &Opt
 }
 
 /// Read `src` to its end: find the events array, then send pieces of it (and of what follows).
-fn produce(mut src: Box<dyn Read + Send>, o: &Options, tx: SyncSender<Work>, slots: Receiver<()>) {
+fn produce(
+    mut src: Box<dyn Read + Send>,
+    o: &Options,
+    tx: SyncSender<Work>,
+    slots: Receiver<()>,
+    spare: Receiver<Vec<u8>>,
+) {
     let mut seq = 0u64;
     let mut read = 0u64;
     let fail = |seq: u64, e: ReadError| {
@@ -416,7 +443,8 @@ fn produce(mut src: Box<dyn Read + Send>, o: &Options, tx: SyncSender<Work>, slo
             return fail(seq, ReadError::Syntax(read, "no events array".into()));
         }
         if let Some(k) = head.feed(&chunk[..n]) {
-            pending = chunk[k..n].to_vec();
+            pending = Vec::with_capacity(o.piece + (1 << 16));
+            pending.extend_from_slice(&chunk[k..n]);
             offset = read + k as u64;
             read += n as u64;
             break;
@@ -426,41 +454,27 @@ fn produce(mut src: Box<dyn Read + Send>, o: &Options, tx: SyncSender<Work>, slo
     // the pieces
     loop {
         let mut last = false;
-        while pending.len() < o.piece {
-            let start = pending.len();
-            pending.resize(start + (o.piece - start).max(1 << 16), 0);
-            match src.read(&mut pending[start..]) {
-                Ok(0) => {
-                    pending.truncate(start);
-                    last = true;
-                    break;
-                }
+        if pending.len() < o.piece {
+            let want = (o.piece - pending.len()) as u64;
+            match src.by_ref().take(want).read_to_end(&mut pending) {
                 Ok(n) => {
-                    pending.truncate(start + n);
                     read += n as u64;
+                    last = (n as u64) < want;
                 }
                 Err(e) => return fail(seq, io_error(read, e)),
             }
         }
-        let cut = if last {
-            pending.len()
-        } else {
-            cut_point(&pending).unwrap_or(pending.len())
-        };
-        let rest = pending[cut..].to_vec();
+        let cut = if last { pending.len() } else { cut_point(&pending).unwrap_or(pending.len()) };
+        let mut next = spare.try_recv().unwrap_or_default();
+        next.clear();
+        next.extend_from_slice(&pending[cut..]);
         pending.truncate(cut);
-        let bytes = std::mem::replace(&mut pending, rest);
+        let bytes = std::mem::replace(&mut pending, next);
         let n = bytes.len() as u64;
         if slots.recv().is_err() {
             return;
         }
-        let piece = Piece {
-            seq,
-            offset,
-            bytes,
-            last,
-            read,
-        };
+        let piece = Piece { seq, offset, bytes, last, read };
         if tx.send(Work::Piece(piece, None)).is_err() {
             return;
         }
