@@ -289,6 +289,7 @@ def test_gzip_is_read_and_checked_the_same_by_either_inflater(tmp_path, inflater
     from tracecols.pipeline import _read_events
     from tracecols.read import split
 
+    monkeypatch.setenv("TRACECOLS_READER", "python")  # the Python reader's inflaters and processes
     monkeypatch.setattr(split, "MIN_BYTES", 0)
     plain, gz, damaged, truncated = (tmp_path / d for d in ("plain.json", "t.json.gz", "damaged", "truncated"))
     plain.write_bytes(gzip.decompress(_real_gz()))

@@ -153,7 +153,7 @@ def test_one_element_bigger_than_any_block_goes_to_ijson(small_blocks):
 
 
 # (a number too long for Python is stopped before either parser by source.py's digit guard)
-@pytest.mark.parametrize("bad", [b'"name": "\\ud800"', b'"name": "\xff\xfe"', b'"x": NaN'])
+@pytest.mark.parametrize("bad", [b'"name": "\xff\xfe"', b'"x": NaN'])
 def test_values_msgspec_declines_are_left_to_ijson(small_blocks, bad):
     doc = _doc(_events(60))
     i = doc.index(b'"name": "op30"')
@@ -167,6 +167,18 @@ def test_values_msgspec_declines_are_left_to_ijson(small_blocks, bad):
     else:
         fast, _, decoded = _read(doc)
         assert fast == slow and 0 < decoded <= 30
+
+
+def test_lone_surrogates_are_read_as_the_json_module_reads_them(small_blocks):
+    # msgspec refuses them and ijson's C backend turns them into '?' or fails; the json module
+    # reads them, exactly, as the reference does
+    doc = _doc(_events(60))
+    for k in (30, 59):  # in a block before the last, and in the last
+        i = doc.index(b'"name": "op%d"' % k)
+        doc = doc[:i] + b'"name": "a\\udfff\\ud800b"' + doc[i + len(b'"name": "op%d"' % k) :]
+    fast, _, decoded = _read(doc)
+    ref = json.loads(doc, parse_float=Decimal)["traceEvents"]
+    assert fast == ref and fast[30]["name"] == fast[59]["name"] == "a\udfff\ud800b" and decoded == 60
 
 
 def test_malformed_json_mid_file_gives_the_plain_error_near_the_same_byte(tmp_path):

@@ -23,6 +23,8 @@ from tracecols.read.source import Source
 
 @pytest.fixture
 def cut_small_files(monkeypatch):
+    # the Python reader's processes: the compiled reader cuts a file between its threads itself
+    monkeypatch.setenv("TRACECOLS_READER", "python")
     monkeypatch.setattr(split, "MIN_BYTES", 0)
 
 

@@ -300,9 +300,8 @@ def _read_into(paths, first_trace_id, keep_secrets, parts, writer):
                 # the compiled reader reads a file on `parts` threads itself; the Python reader
                 # in `parts` processes (split.py)
                 threaded = native.usable(Source(p)) if parts > 1 and not is_url(p) and os.path.isfile(str(p)) else False
-                info = (
-                    (parts > 1 and not threaded and _read_parts(p, trace_id, writer, scratch, parts))
-                    or _read_whole(p, trace_id, writer, parts if threaded else 1)
+                info = (parts > 1 and not threaded and _read_parts(p, trace_id, writer, scratch, parts)) or _read_whole(
+                    p, trace_id, writer, parts if threaded else 1
                 )
                 infos.append(describe(info, trace_id, p, keep_secrets))
     except BaseException:
@@ -321,7 +320,7 @@ def _read_whole(p, trace_id, writer, threads=1):
     info = read_trace(p, writer.put, on_head=on_head, threads=threads)
     writer.flush()  # the next trace's events get their own context
     info["head_rank"] = writer.context[1]
-    info["parts"] = 1
+    info["parts"] = info.get("threads", 1)  # the compiled reader's threads; 1 for the Python reader
     return info
 
 

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use arrow_array::{ArrayRef, Int64Array};
 
 use crate::columns::{Col, Kind};
-use crate::json::{int64, scaled, Cursor, Fail, Num, Str, R};
+use crate::json::{int64, scaled, Cursor, Fail, Limits, Num, Str, R};
 
 /// The core event fields: (key, column, kind of column).
 #[derive(Clone, Copy, PartialEq)]
@@ -237,8 +237,8 @@ pub struct Parsed {
 }
 
 /// Read the events of `buf`, which starts in `state`, into `batch`.
-pub fn parse_piece(buf: &[u8], mut state: State, batch: &mut Batch, p: &Promoted, max_depth: usize) -> Parsed {
-    let mut c = Cursor::new(buf, max_depth);
+pub fn parse_piece(buf: &[u8], mut state: State, batch: &mut Batch, p: &Promoted, limits: Limits) -> Parsed {
+    let mut c = Cursor::new(buf, limits);
     let mut consumed = 0;
     loop {
         c.ws();

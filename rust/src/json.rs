@@ -31,10 +31,19 @@ pub enum Num {
     Exp,
 }
 
+/// Bounds on what one value may be.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// nesting levels
+    pub depth: usize,
+    /// digits in one run of a number (Python's int() refuses longer ones: the Python reader stops there)
+    pub digits: usize,
+}
+
 pub struct Cursor<'a> {
     pub b: &'a [u8],
     pub i: usize,
-    pub max_depth: usize,
+    pub limits: Limits,
 }
 
 #[inline]
@@ -67,8 +76,8 @@ pub struct Str {
 }
 
 impl<'a> Cursor<'a> {
-    pub fn new(b: &'a [u8], max_depth: usize) -> Self {
-        Cursor { b, i: 0, max_depth }
+    pub fn new(b: &'a [u8], limits: Limits) -> Self {
+        Cursor { b, i: 0, limits }
     }
 
     #[inline]
@@ -272,6 +281,9 @@ impl<'a> Cursor<'a> {
             }
             kind = Num::Exp;
         }
+        if self.limits.digits > 0 && longest_run(&b[start..i]) > self.limits.digits {
+            return Err(Fail::Syntax(start, "a number of fewer digits"));
+        }
         self.i = i;
         Ok((kind, start, i))
     }
@@ -300,7 +312,7 @@ impl<'a> Cursor<'a> {
                 self.write_string(s, out, odd);
             }
             b'{' => {
-                if depth >= self.max_depth {
+                if depth >= self.limits.depth {
                     return Err(Fail::Deep(self.i));
                 }
                 self.i += 1;
@@ -343,7 +355,7 @@ impl<'a> Cursor<'a> {
                 }
             }
             b'[' => {
-                if depth >= self.max_depth {
+                if depth >= self.limits.depth {
                     return Err(Fail::Deep(self.i));
                 }
                 self.i += 1;
@@ -406,6 +418,13 @@ impl<'a> Cursor<'a> {
         }
         out.push(b'"');
     }
+}
+
+fn longest_run(t: &[u8]) -> usize {
+    if t.len() <= 16 {
+        return t.len();
+    }
+    t.split(|c| !c.is_ascii_digit()).map(<[u8]>::len).max().unwrap_or(0)
 }
 
 fn hex4(h: &[u8]) -> u32 {
@@ -565,8 +584,10 @@ pub fn int64(t: &[u8]) -> Option<i64> {
 mod tests {
     use super::*;
 
+    const LIMITS: Limits = Limits { depth: 900, digits: 4300 };
+
     fn compact(s: &str) -> (String, bool) {
-        let mut c = Cursor::new(s.as_bytes(), 900);
+        let mut c = Cursor::new(s.as_bytes(), LIMITS);
         let mut out = Vec::new();
         let mut odd = false;
         c.value(&mut out, &mut odd, 0).unwrap();
@@ -588,12 +609,16 @@ mod tests {
 
     #[test]
     fn incomplete_and_syntax() {
-        let mut c = Cursor::new(b"{\"a\": [1, 2", 900);
+        let mut c = Cursor::new(b"{\"a\": [1, 2", LIMITS);
         assert_eq!(c.value(&mut Vec::new(), &mut false, 0), Err(Fail::Incomplete));
-        let mut c = Cursor::new(b"[1 2]", 900);
+        let mut c = Cursor::new(b"[1 2]", LIMITS);
         assert!(matches!(c.value(&mut Vec::new(), &mut false, 0), Err(Fail::Syntax(3, _))));
-        let mut c = Cursor::new(b"[[[[1]]]]", 3);
+        let mut c = Cursor::new(b"[[[[1]]]]", Limits { depth: 3, digits: 10 });
         assert!(matches!(c.value(&mut Vec::new(), &mut false, 0), Err(Fail::Deep(_))));
+        let mut c = Cursor::new(b"[12345678901,1]", Limits { depth: 3, digits: 10 });
+        assert!(matches!(c.value(&mut Vec::new(), &mut false, 0), Err(Fail::Syntax(1, _))));
+        let mut c = Cursor::new(b"[1234567890.1234567890,1]", Limits { depth: 3, digits: 10 });
+        assert!(c.value(&mut Vec::new(), &mut false, 0).is_ok());
     }
 
     #[test]

@@ -13,7 +13,7 @@
 //! Memory is bounded by construction: at most `threads + 2` pieces are in flight (a piece is
 //! `piece` bytes, plus the cut-off start of an event), whitespace between events is never
 //! held, an event (or what remains of the bytes after the array) may not exceed `max_event`
-//! (`max_tail`) bytes, and nesting deeper than `max_depth` is refused.
+//! (`max_tail`) bytes, and nesting deeper than `limits.depth` is refused.
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -25,14 +25,14 @@ use std::thread::JoinHandle;
 use arrow_array::ArrayRef;
 
 use crate::event::{parse_piece, Batch, Finished, Parsed, Promoted, State};
-use crate::json::Fail;
+use crate::json::{Fail, Limits};
 
 pub struct Options {
     pub threads: usize,
     pub piece: usize,
     pub max_event: usize,
     pub max_tail: usize,
-    pub max_depth: usize,
+    pub limits: Limits,
     /// the document is a bare array of events (else an object with `traceEvents`)
     pub array: bool,
 }
@@ -259,7 +259,7 @@ impl Reader {
                         let _ = self.spare.try_send(piece.bytes);
                     }
                     let mut b = Batch::new(&self.promoted);
-                    let p = parse_piece(&buf, self.state, &mut b, &self.promoted, self.opts.max_depth);
+                    let p = parse_piece(&buf, self.state, &mut b, &self.promoted, self.opts.limits);
                     (b.finish(&self.promoted), p, buf, base)
                 }
             };
@@ -405,7 +405,7 @@ fn work(rx: &Mutex<Receiver<Work>>, tx: &SyncSender<Work>, p: &Promoted, o: &Opt
             Work::Piece(piece, _) => {
                 let state = if piece.seq == 0 { State::First } else { State::After };
                 let mut b = Batch::new(p);
-                let parsed = parse_piece(&piece.bytes, state, &mut b, p, o.max_depth);
+                let parsed = parse_piece(&piece.bytes, state, &mut b, p, o.limits);
                 Work::Piece(piece, Some(Guess { rows: b.finish(p), parsed }))
             }
             f => f,

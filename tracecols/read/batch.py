@@ -99,14 +99,14 @@ def _fits(v, kind):
     if kind in ("int", "id"):
         return t is int and _I64_MIN <= v <= _I64_MAX
     if kind == "str":
-        return t is str
+        return t is str and jsontext.utf8(v)
     if kind == "time":
         return _ns(v) is not None
     if kind == "float":  # an integer too, as the fast path takes it: where an event's value
         # lands must not depend on the other events of its batch
         return (isinstance(v, Decimal) or t is int) and _converts(v, _FLOAT)
     if kind == "strlist":
-        return t is list and all(type(x) is str for x in v)
+        return t is list and all(type(x) is str and jsontext.utf8(x) for x in v)
     if kind == "intlist":
         return t is list and _ints53(v)
     if kind == "dims":
@@ -146,10 +146,14 @@ def _converts(v, typ):
 
 def _column(values, kind, spill, key):
     """Exact column from Python values; a value that does not fit goes to spill[i][key]."""
-    try:
-        return _finish(pa.array(values, _EXACT[kind]), kind)
-    except _CONVERT_ERRORS + (_Overflow,):
-        pass
+    # decimal128(38, 0) would take a decimal with an integral value (1000.0) into an integer
+    # column: the values are taken at once only when none is a decimal, so that where a value
+    # lands never depends on the other values of its batch
+    if kind not in ("int", "id") or not any(isinstance(v, Decimal) for v in values):
+        try:
+            return _finish(pa.array(values, _EXACT[kind]), kind)
+        except _CONVERT_ERRORS + (_Overflow,):
+            pass
     out = list(values)
     for i, v in enumerate(out):
         if v is not None and not _fits(v, kind):
@@ -170,7 +174,7 @@ def _canonical_ints(text):
 
 def _id_strings(values, nums, spill, key):
     """pid/tid/id written as strings: keep the text; a canonical decimal string also gets its int."""
-    strs = [v if type(v) is str else None for v in values]
+    strs = [v if type(v) is str and jsontext.utf8(v) else None for v in values]
     if not any(s is not None for s in strs):
         return nums, None
     for i, s in enumerate(strs):

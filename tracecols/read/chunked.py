@@ -19,16 +19,26 @@ same objects, the same errors and offsets counted in the real stream.
 
 import re
 
-import msgspec
-
-from .jsontext import Exact
+from .jsontext import decode_block
 from .nesting import Nesting, check
+from .toplevel import find_tail
 
 READ = 1 << 16  # one read of the underlying stream (error offsets are this precise)
 BLOCK = 1 << 20  # bytes decoded per part, about 4k events (the Python objects of a part are held at once)
 HEAD_MAX = 1 << 26  # a head longer than this (before the array) is left to ijson
 _CUT = re.compile(rb"\}\s*,\s*\{")
-_DECODE = msgspec.json.Decoder(float_hook=Exact)
+
+
+class _Decoder:
+    """The decoder of the parts (jsontext.decode_block: msgspec, else the json module), as an object
+    with `decode`, so that a test can count what it decodes."""
+
+    @staticmethod
+    def decode(data):
+        return decode_block(data)
+
+
+_DECODE = _Decoder()
 
 
 class _Counted:
@@ -48,6 +58,16 @@ class _Counted:
         check(self.nesting, out, self.path, self.offset)
         self.offset += len(out)
         return out
+
+
+class _Rest:
+    """The tap of a stream whose last part was decoded here: the bytes after the array."""
+
+    def __init__(self, after):
+        self.after = after
+
+    def tail_bytes(self):
+        return self.after
 
 
 class Items:
@@ -110,7 +130,7 @@ class Items:
                 end, nxt = cut
                 try:
                     elements = _DECODE.decode(b"[" + buf[pos:end] + b"]")
-                except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError, RecursionError):
+                except (ValueError, RecursionError):
                     break
                 yield elements
                 pos = nxt
@@ -118,9 +138,37 @@ class Items:
                 break
             more = self._more()
             if not more:
+                last = self._last_part(buf[pos:])
+                if last is not None:
+                    yield last
+                    return
                 break
             buf, base, pos = buf[pos:] + more, base + pos, 0
         yield from self._hand_over(self._opening, buf[pos:], base + pos)
+
+    def _last_part(self, rest):
+        """The elements of `rest`, the stream's last bytes from an element boundary on, when they
+        decode (then `tap` holds the bytes after the array); else None, and ijson reads them, as
+        it does a part the decoders decline (for its exact errors)."""
+        if self.key is None:
+            body = rest.rstrip()
+            if body[-1:] != b"]":
+                return None
+            end, after = len(body) - 1, b""
+        else:
+            found = find_tail(rest)
+            if found is None:
+                return None
+            end = found[0]
+            after = rest[end:]
+        try:
+            elements = _DECODE.decode(b"[" + rest[:end] + b"]")
+        except (ValueError, RecursionError):
+            return None
+        if type(elements) is not list:
+            return None
+        self.tap = _Rest(after)
+        return elements
 
     def _hand_over(self, opening, pending, offset):
         """ijson from `pending` on (see _Counted), as runs of one element."""
@@ -139,7 +187,7 @@ class Items:
         for m, _ in zip(pattern.finditer(buf), range(8)):  # the first few: a key may hide in a string
             try:  # the match is the key itself only if all before it is the head of the object
                 head = _DECODE.decode(buf[: m.end()] + b"]}")
-            except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError, RecursionError):
+            except (ValueError, RecursionError):
                 continue
             if type(head) is dict and next(reversed(head)) == self.key and head[self.key] == []:
                 return m.end()

@@ -36,6 +36,9 @@ def _as_decimal(obj):
 
 _fast = msgspec.json.Encoder(decimal_format="number", enc_hook=_as_decimal).encode
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
+# a string with a lone surrogate (which JSON's \u escapes can carry, and UTF-8 cannot) is written
+# with every non-ASCII character escaped: the text stays valid UTF-8 and reads back the same
+_ascii = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), allow_nan=False).encode
 
 
 def dumps(obj):
@@ -43,20 +46,49 @@ def dumps(obj):
         return _fast(obj).decode()
     except (TypeError, ValueError, UnicodeError, msgspec.EncodeError):
         pass
+    text = _encode(obj, _dumps)
+    return text if utf8(text) else _encode(obj, _ascii)
+
+
+def utf8(text):
+    """Whether `text` can be written as UTF-8 (it holds no lone surrogate)."""
     try:
-        return _dumps(obj)
-    except TypeError:
-        return _encode(obj)
+        text.encode("utf-8")
+        return True
+    except UnicodeEncodeError:
+        return False
 
 
-def _encode(obj):
+def _encode(obj, dump):
     if isinstance(obj, Decimal):
         return str(obj)  # "1.5", "1E+400": valid JSON numbers; JSON has no NaN to carry
     if isinstance(obj, dict):
-        return "{" + ",".join(_dumps(str(k)) + ":" + _encode(v) for k, v in obj.items()) + "}"
+        return "{" + ",".join(dump(str(k)) + ":" + _encode(v, dump) for k, v in obj.items()) + "}"
     if isinstance(obj, list):
-        return "[" + ",".join(_encode(v) for v in obj) + "]"
-    return _dumps(obj)
+        return "[" + ",".join(_encode(v, dump) for v in obj) + "]"
+    return dump(obj)
+
+
+def _no_constant(name):
+    raise ValueError(f"{name} is not JSON")
+
+
+_decode_fast = msgspec.json.Decoder(float_hook=Exact).decode
+_decode_json = json.JSONDecoder(parse_float=Exact, parse_constant=_no_constant).decode
+
+
+def decode_block(data):
+    """Parse JSON bytes into the reader's objects (ints, Exact decimals, str, list, dict with the
+    last of duplicate keys): by msgspec, else by the json module, which also takes strings with
+    lone surrogates (msgspec refuses them); raises ValueError (or RecursionError) when neither can."""
+    try:
+        return _decode_fast(data)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        pass
+    try:
+        return _decode_json(data.decode("utf-8"))
+    except UnicodeDecodeError as e:
+        raise ValueError(str(e)) from None
 
 
 def loads(text):

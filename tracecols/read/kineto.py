@@ -7,7 +7,6 @@ keys after it from the bytes that follow the last event.
 
 import gc
 import json
-import re
 from contextlib import contextmanager
 from decimal import Decimal
 
@@ -19,7 +18,7 @@ from . import native, rocprof
 from .batch import build_batches
 from .chunked import Items
 from .source import GZIP_ERRORS, Source
-from .toplevel import first_byte, ijson_backend, keys_before
+from .toplevel import find_tail, first_byte, ijson_backend, keys_before
 from .toplevel import one_line as _one_line
 
 CHUNK = 1 << 16
@@ -73,28 +72,6 @@ def read_head(src):
         return "object", keys_before(src, "traceEvents", ijson_backend(), on_key=other_format)
     except _Rocprof:
         return rocprof.FORM, {}
-
-
-_TAIL_START = re.compile(rb"\]\s*(?=[,}])")
-
-
-def find_tail(region):
-    """(offset in `region` of the `]` that closes traceEvents, the top-level keys after it), or None.
-
-    `region` starts somewhere inside or before the last event. The true end of the array is
-    the leftmost ']' whose remainder is a complete JSON object body running to EOF; a ']'
-    inside an event leaves that event's closing braces unbalanced, so it never qualifies.
-    """
-    for m in _TAIL_START.finditer(region):
-        rest = region[m.end() :].lstrip()
-        body = b"{" + (rest[1:] if rest[:1] == b"," else rest)
-        try:
-            obj = json.loads(body, parse_float=Decimal)
-        except (ValueError, RecursionError):
-            continue
-        if isinstance(obj, dict) and "traceEvents" not in obj:
-            return m.start(), obj
-    return None
 
 
 def parse_tail(region):
@@ -278,6 +255,7 @@ def read_trace(path, on_batch, batch_size=BATCH, on_head=None, threads=1):
         return rocprof.read_trace(src, on_batch, batch_size, on_head)
     if on_head is not None:
         on_head(dict(head))
+    used = threads if native.usable(src) else 1
     n, tail = read_events(src, form, on_batch, batch_size, threads)
     meta = dict(head)
     meta.update(tail)
@@ -289,4 +267,5 @@ def read_trace(path, on_batch, batch_size=BATCH, on_head=None, threads=1):
         "sha256": src.sha256,
         "size": src.read_size,
         "gzip": src.gzip,
+        "threads": used,
     }

@@ -27,12 +27,12 @@ from concurrent.futures import ThreadPoolExecutor
 from decimal import Decimal
 from typing import Any
 
-import msgspec
 import pyarrow as pa
 
 from ..errors import Empty, Malformed
 from ..progress import tracker
 from .batch import build_batches, null_column
+from .jsontext import decode_block
 from .nesting import MAX_DEPTH
 from .schema import PROMOTED, RAW_SCHEMA
 from .source import GZIP_ERRORS, Source, fast_gzip, hash_file, is_url
@@ -95,6 +95,7 @@ def read_events(
         max_event=MAX_EVENT,
         max_tail=MAX_TAIL,
         max_depth=MAX_DEPTH,
+        max_digits=getattr(sys, "get_int_max_str_digits", lambda: 0)(),  # the Python reader's guard (source.py)
     )
     with ThreadPoolExecutor(2) as beside:
         try:
@@ -184,7 +185,11 @@ def _batches(schema: Any, array: Any, odd: list[tuple[int, bytes]]) -> list[pa.R
     out = []
     if n:
         have = dict(zip(got.schema.names, got.columns))
-        out.append(pa.RecordBatch.from_arrays([have[f.name] if f.name in have else null_column(f.type, n) for f in RAW_SCHEMA], schema=RAW_SCHEMA))
+        out.append(
+            pa.RecordBatch.from_arrays(
+                [have[f.name] if f.name in have else null_column(f.type, n) for f in RAW_SCHEMA], schema=RAW_SCHEMA
+            )
+        )
     if odd:
         events = [_event(raw) for _, raw in odd]
         uids = pa.array([uid for uid, _ in odd], pa.int64())
@@ -194,16 +199,14 @@ def _batches(schema: Any, array: Any, odd: list[tuple[int, bytes]]) -> list[pa.R
 
 
 def _event(raw: bytes) -> Any:
-    """One event as the Python reader decodes it: msgspec where it can, else ijson."""
-    from .chunked import _DECODE as fast
+    """One event as the Python reader decodes it: msgspec or the json module where they can, else ijson."""
     from .toplevel import ijson_backend
 
     try:
-        return fast.decode(raw)
-    except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError, RecursionError):
+        return decode_block(raw)
+    except (ValueError, RecursionError):
         pass
     try:
         return next(iter(ijson_backend().items(io.BytesIO(raw), "")))
     except Exception:  # whatever ijson makes of it, the Python reader's own read of the file says it
         raise Declined("an event the Python decoders refuse", None) from None
-

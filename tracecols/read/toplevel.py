@@ -4,7 +4,10 @@ Kineto traces hold `traceEvents`, Execution Traces `nodes`; whatever metadata pr
 array is read here by a short token walk (the big array itself is streamed elsewhere).
 """
 
+import json
+import re
 import sys
+from decimal import Decimal
 
 import ijson
 
@@ -84,3 +87,25 @@ def one_line(e):
     if isinstance(msg, bytes):
         msg = msg.decode("utf-8", "replace")
     return " ".join(str(msg).split("\n")[0].split())
+
+
+_TAIL_START = re.compile(rb"\]\s*(?=[,}])")
+
+
+def find_tail(region):
+    """(offset in `region` of the `]` that closes traceEvents, the top-level keys after it), or None.
+
+    `region` starts somewhere inside or before the last event. The true end of the array is
+    the leftmost ']' whose remainder is a complete JSON object body running to EOF; a ']'
+    inside an event leaves that event's closing braces unbalanced, so it never qualifies.
+    """
+    for m in _TAIL_START.finditer(region):
+        rest = region[m.end() :].lstrip()
+        body = b"{" + (rest[1:] if rest[:1] == b"," else rest)
+        try:
+            obj = json.loads(body, parse_float=Decimal)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(obj, dict) and "traceEvents" not in obj:
+            return m.start(), obj
+    return None
