@@ -10,6 +10,7 @@ from tracecols.read.source import Source
 
 
 def python_table(path):
+    """The Python reader's, in small batches (every trace crosses batch boundaries)."""
     src = Source(path)
     form, _ = read_head(src)
     batches = []
@@ -18,6 +19,8 @@ def python_table(path):
 
 
 def native_table(path, threads=1, piece=None):
+    """The compiled reader's, through read_events as the pipeline calls it (so that a file it stops
+    on gets the Python reader's error)."""
     src = Source(path)
     form, _ = read_head(src)
     batches = []
@@ -25,7 +28,8 @@ def native_table(path, threads=1, piece=None):
     if piece:
         native.PIECE = piece
     try:
-        n, tail = native.read_events(src, form, batches.append, threads)
+        assert native.usable(src)
+        n, tail = kineto.read_events(src, form, batches.append, threads=threads)
     finally:
         native.PIECE = old
     return _sorted(batches), n, tail

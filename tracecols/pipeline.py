@@ -32,6 +32,7 @@ has the measurements.
 import json
 import os
 import shutil
+import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -277,8 +278,20 @@ def _read_events(paths, first_trace_id, keep_secrets, parts, path=None):
     def transform(batches, context):
         return events_table(batches, *context, keep_secrets)
 
+    skips = {}  # a file's traceEvents arrays to pass over: all but its last (native.AnotherArray)
+
     def read(n):
-        return _read_into(paths, first_trace_id, keep_secrets, n, parquet.BackgroundWriter(path, EVENTS_SCHEMA, transform))
+        while True:
+            writer = parquet.BackgroundWriter(path, EVENTS_SCHEMA, transform)
+            try:
+                return _read_into(paths, first_trace_id, keep_secrets, n, writer, skips)
+            except native.AnotherArray as again:
+                skips[again.path] = again.skip
+                print(
+                    f"tracecols: {again.path}: more than one 'traceEvents' array; reading the last, "
+                    "as JSON parsers keep the last of duplicate keys",
+                    file=sys.stderr,
+                )
 
     try:
         out, infos = read(parts)
@@ -292,7 +305,7 @@ def _read_events(paths, first_trace_id, keep_secrets, parts, path=None):
     return out, infos
 
 
-def _read_into(paths, first_trace_id, keep_secrets, parts, writer):
+def _read_into(paths, first_trace_id, keep_secrets, parts, writer, skips=None):
     infos = []
     try:
         with scratch_dir("tracecols-parts-") as scratch:
@@ -300,8 +313,9 @@ def _read_into(paths, first_trace_id, keep_secrets, parts, writer):
                 # the compiled reader reads a file on `parts` threads itself; the Python reader
                 # in `parts` processes (split.py)
                 threaded = native.usable(Source(p)) if parts > 1 and not is_url(p) and os.path.isfile(str(p)) else False
+                skip = (skips or {}).get(str(p), 0)
                 info = (parts > 1 and not threaded and _read_parts(p, trace_id, writer, scratch, parts)) or _read_whole(
-                    p, trace_id, writer, parts if threaded else 1
+                    p, trace_id, writer, parts if threaded else 1, skip
                 )
                 infos.append(describe(info, trace_id, p, keep_secrets))
     except BaseException:
@@ -310,14 +324,18 @@ def _read_into(paths, first_trace_id, keep_secrets, parts, writer):
     return writer.close(), infos
 
 
-def _read_whole(p, trace_id, writer, threads=1):
+def _read_whole(p, trace_id, writer, threads=1, skip=0):
     _reading(p)
 
     def on_head(head):
         # the rank as far as the head tells; keys after the events may still change it
         writer.context = (trace_id, detect_rank(p, head)[0])
 
-    info = read_trace(p, writer.put, on_head=on_head, threads=threads)
+    try:
+        info = read_trace(p, writer.put, on_head=on_head, threads=threads, skip=skip)
+    except native.AnotherArray as again:
+        again.path = str(p)
+        raise
     writer.flush()  # the next trace's events get their own context
     info["head_rank"] = writer.context[1]
     info["parts"] = info.get("threads", 1)  # the compiled reader's threads; 1 for the Python reader

@@ -16,6 +16,17 @@ if TYPE_CHECKING:
     from .fleet.lake import Lake
 
 
+def reader() -> str:
+    """Which reader reads trace files here: "native (compiled, N threads)", or "python (why)"."""
+    from .read import native, split
+
+    name = native.name()
+    if name != "native":
+        return name
+    n = split.cpu_count()
+    return f"native (compiled, {n} thread{'s' if n != 1 else ''})"
+
+
 class Trace(Face):
     """The tables of one or more traces. `sql()` answers with polars, `table()` with Arrow."""
 

@@ -22,6 +22,7 @@ fn failed(e: ReadError) -> PyErr {
         ReadError::Syntax(at, m) => ("syntax", at, m),
         ReadError::Bound(at, m) => ("bound", at, m),
         ReadError::Io(at, m) => ("io", at, m),
+        ReadError::Again(n) => ("again", n, "more traceEvents arrays".into()),
     };
     ReadFailed::new_err((kind, at, msg))
 }
@@ -38,7 +39,7 @@ struct EventReader {
 impl EventReader {
     /// `promoted`: (arg key, column, kind) of every promoted column, as read/schema.py lists them.
     #[new]
-    #[pyo3(signature = (path, promoted, *, array=false, threads=1, piece=4 << 20, max_event=64 << 20, max_tail=64 << 20, max_depth=900, max_digits=4300))]
+    #[pyo3(signature = (path, promoted, *, array=false, threads=1, piece=4 << 20, max_event=64 << 20, max_tail=64 << 20, max_depth=900, max_digits=4300, skip=0))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -51,6 +52,7 @@ impl EventReader {
         max_tail: usize,
         max_depth: usize,
         max_digits: usize,
+        skip: usize,
     ) -> PyResult<Self> {
         let p = Promoted::new(&promoted).map_err(pyo3::exceptions::PyValueError::new_err)?;
         let opts = Options {
@@ -60,6 +62,7 @@ impl EventReader {
             max_tail,
             limits: Limits { depth: max_depth, digits: max_digits },
             array,
+            skip,
         };
         let reader = py.detach(|| Reader::start(&path, p, opts)).map_err(failed)?;
         Ok(EventReader { inner: Mutex::new(reader), feeder: Mutex::new(None) })
@@ -67,7 +70,7 @@ impl EventReader {
 
     /// A reader of bytes the caller hands over with `feed` (decompressed, from the document's start).
     #[staticmethod]
-    #[pyo3(signature = (promoted, *, array=false, threads=1, piece=4 << 20, max_event=64 << 20, max_tail=64 << 20, max_depth=900, max_digits=4300))]
+    #[pyo3(signature = (promoted, *, array=false, threads=1, piece=4 << 20, max_event=64 << 20, max_tail=64 << 20, max_depth=900, max_digits=4300, skip=0))]
     #[allow(clippy::too_many_arguments)]
     fn fed(
         promoted: Vec<(String, String, String)>,
@@ -78,6 +81,7 @@ impl EventReader {
         max_tail: usize,
         max_depth: usize,
         max_digits: usize,
+        skip: usize,
     ) -> PyResult<Self> {
         let p = Promoted::new(&promoted).map_err(pyo3::exceptions::PyValueError::new_err)?;
         let opts = Options {
@@ -87,6 +91,7 @@ impl EventReader {
             max_tail,
             limits: Limits { depth: max_depth, digits: max_digits },
             array,
+            skip,
         };
         let (src, tx) = stream::Fed::new();
         let reader = Reader::from_source(Box::new(src), p, opts);

@@ -35,6 +35,8 @@ pub struct Options {
     pub limits: Limits,
     /// the document is a bare array of events (else an object with `traceEvents`)
     pub array: bool,
+    /// `traceEvents` arrays to pass over before the one read
+    pub skip: usize,
 }
 
 /// Why a read stopped.
@@ -46,6 +48,9 @@ pub enum ReadError {
     Bound(u64, String),
     /// the file could not be read, or its gzip data is damaged
     Io(u64, String),
+    /// this many more `traceEvents` arrays follow the one read: read again, passing over them but
+    /// the last (JSON parsers keep the last of duplicate keys)
+    Again(u64),
 }
 
 pub struct Piece {
@@ -87,7 +92,8 @@ pub struct Output {
 
 pub struct Reader {
     rx: Receiver<Work>,
-    slot_back: SyncSender<()>,
+    /// None once closed: the producer's wait for a slot then ends
+    slot_back: Option<SyncSender<()>>,
     /// piece buffers handed back to the producer (no fresh pages to fault in for every piece)
     spare: SyncSender<Vec<u8>>,
     promoted: Arc<Promoted>,
@@ -192,7 +198,7 @@ impl Reader {
         drop(done_tx);
         Reader {
             rx: done_rx,
-            slot_back,
+            slot_back: Some(slot_back),
             spare,
             promoted,
             opts,
@@ -226,7 +232,9 @@ impl Reader {
             }
             let work = self.take(self.next)?;
             self.next += 1;
-            let _ = self.slot_back.send(());
+            if let Some(s) = &self.slot_back {
+                let _ = s.send(());
+            }
             let (piece, guess) = match work {
                 Work::Failed(_, e) => {
                     self.done = true;
@@ -238,6 +246,7 @@ impl Reader {
                 t.feed(&piece.bytes, piece.offset, self.opts.max_tail)?;
                 if piece.last {
                     self.done = true;
+                    t.end()?;
                 }
                 continue;
             }
@@ -272,8 +281,11 @@ impl Reader {
             if let Some(end) = parsed.end {
                 let mut t = Tail::default();
                 t.feed(&buf[end + 1..], base + end as u64 + 1, self.opts.max_tail)?;
+                if piece.last {
+                    self.done = true;
+                    t.end()?;
+                }
                 self.tail = Some(t);
-                self.done = piece.last;
             } else {
                 self.state = parsed.state;
                 self.carry_offset = base + parsed.consumed as u64;
@@ -282,10 +294,10 @@ impl Reader {
                 }
                 if self.carry.len() > self.opts.max_event {
                     self.done = true;
-                    let mb = self.opts.max_event >> 20;
+                    let max = size(self.opts.max_event);
                     return Err(ReadError::Bound(
                         self.carry_offset,
-                        format!("an event longer than {mb} MiB, the reader's bound on one event"),
+                        format!("an event longer than {max}, the reader's bound on one event"),
                     ));
                 }
                 if piece.last {
@@ -331,9 +343,7 @@ impl Reader {
         let (_, rx) = sync_channel::<Work>(0);
         self.rx = rx;
         self.ahead.clear();
-        for _ in 0..self.opts.threads + 2 {
-            let _ = self.slot_back.try_send(());
-        }
+        self.slot_back = None;
         let threads: Vec<_> = self.threads.drain(..).collect();
         if wait {
             for t in threads {
@@ -350,6 +360,14 @@ impl Drop for Reader {
     }
 }
 
+fn size(n: usize) -> String {
+    match n {
+        n if n >= 1 << 20 => format!("{} MiB", n >> 20),
+        n if n >= 1 << 10 => format!("{} KiB", n >> 10),
+        n => format!("{n} bytes"),
+    }
+}
+
 fn at(e: Fail, base: u64) -> ReadError {
     match e {
         Fail::Syntax(i, what) => ReadError::Syntax(base + i as u64, format!("invalid JSON: expected {what}")),
@@ -358,12 +376,23 @@ fn at(e: Fail, base: u64) -> ReadError {
     }
 }
 
-/// The bytes after the events array, without whitespace outside strings.
+/// The bytes after the events array, without whitespace outside strings. It counts the further
+/// `traceEvents` arrays (see ReadError::Again), holding nothing from the first one on.
 #[derive(Default)]
 struct Tail {
     bytes: Vec<u8>,
     in_string: bool,
     escape: bool,
+    /// nesting below the top-level object
+    depth: usize,
+    /// the text of the string being read at the top level (up to 16 bytes), and whether it is longer
+    text: Vec<u8>,
+    long: bool,
+    /// the last token was the string "traceEvents" (then ':')
+    events_string: bool,
+    events_key: bool,
+    /// further traceEvents arrays found
+    arrays: u64,
 }
 
 impl Tail {
@@ -374,19 +403,54 @@ impl Tail {
                     self.escape = false;
                 } else if c == b'\\' {
                     self.escape = true;
+                    self.long = true;
                 } else if c == b'"' {
                     self.in_string = false;
+                    self.events_string = self.depth == 0 && !self.long && self.text == b"traceEvents";
+                } else if self.text.len() < 16 {
+                    self.text.push(c);
+                } else {
+                    self.long = true;
                 }
-            } else if crate::json::is_ws(c) {
-                continue;
-            } else if c == b'"' {
-                self.in_string = true;
+            } else {
+                if crate::json::is_ws(c) {
+                    continue;
+                }
+                let (was_string, was_key) = (self.events_string, self.events_key);
+                self.events_string = false;
+                self.events_key = false;
+                match c {
+                    b'"' => {
+                        self.in_string = true;
+                        self.text.clear();
+                        self.long = false;
+                    }
+                    b':' => self.events_key = was_string,
+                    b'[' | b'{' => {
+                        if c == b'[' && was_key && self.depth == 0 {
+                            self.arrays += 1;
+                        }
+                        self.depth += 1;
+                    }
+                    b']' | b'}' => self.depth = self.depth.saturating_sub(1),
+                    _ => {}
+                }
             }
-            self.bytes.push(c);
+            if self.arrays == 0 {
+                self.bytes.push(c);
+            }
         }
         if self.bytes.len() > max {
-            let mb = max >> 20;
-            return Err(ReadError::Bound(offset, format!("more than {mb} MiB of JSON after the events array")));
+            let max = size(max);
+            return Err(ReadError::Bound(offset, format!("more than {max} of JSON after the events array")));
+        }
+        Ok(())
+    }
+
+    /// At the end of the document: Again when it holds further traceEvents arrays.
+    fn end(&self) -> Result<(), ReadError> {
+        if self.arrays > 0 {
+            return Err(ReadError::Again(self.arrays));
         }
         Ok(())
     }
@@ -429,7 +493,7 @@ fn produce(
     let fail = |seq: u64, e: ReadError| {
         let _ = tx.send(Work::Failed(seq, e));
     };
-    let mut head = Head::new(o.array);
+    let mut head = Head::new(o.array, o.skip);
     let mut pending: Vec<u8>;
     let mut offset: u64;
     // the head: everything up to the array's `[`
@@ -517,11 +581,14 @@ struct Head {
     after_string: bool,
     /// the key whose value comes next is traceEvents
     events_key: bool,
+    /// arrays to pass over (the walk goes on through them, as through any other value)
+    skip: usize,
 }
 
 impl Head {
-    fn new(array: bool) -> Head {
+    fn new(array: bool, skip: usize) -> Head {
         Head {
+            skip,
             array,
             depth: 0,
             in_string: false,
@@ -563,10 +630,13 @@ impl Head {
                 return if c == b'[' { Some(i + 1) } else { None };
             }
             if self.events_key {
-                if c == b'[' && self.depth == 1 {
-                    return Some(i + 1);
-                }
                 self.events_key = false;
+                if c == b'[' && self.depth == 1 {
+                    if self.skip == 0 {
+                        return Some(i + 1);
+                    }
+                    self.skip -= 1;
+                }
             }
             match c {
                 b'"' => {

@@ -1,6 +1,7 @@
 """The subcommands. Each takes the parsed arguments and prints or writes its result."""
 
 import json
+import os
 import sys
 
 from ..engine.connection import check_read_only
@@ -8,6 +9,7 @@ from ..errors import SourceIOError
 from ..model.secrets import REDACTED, sql_redacted_count
 from ..report.units import fmt_ns
 from ..trace import open as open_trace
+from ..trace import reader
 from .sources import expand
 
 
@@ -36,6 +38,8 @@ def info(args):
         ws = "unknown" if tr["world_size"] is None else tr["world_size"]
         out.write(f"rank         {rank}   world size {ws}   backend {tr['backend'] or '-'}\n")
         out.write(f"schema       {tr['schema_version'] or '-'}\n")
+        if not os.path.isdir(tr["path"]):
+            out.write(f"reader       {reader()}\n")
         devs = t.sql(
             f"select device, name, num_sms, total_global_mem_bytes from devices where trace_id = {tr['trace_id']} order by device"
         )

@@ -244,6 +244,8 @@ def _group_columns(evs, ekeys, akeys, mixed, checked):
         if text:
             core_keys = tuple(k for k in core_keys if _CORE[k][0] not in text)
     cols, exact = _convert(evs, core_keys, _CORE, extra, checked)
+    if mixed:
+        _in_event_order(extra, evs)
     cols.update(text)
     for key, (col, kind) in _CORE.items():
         if kind == "id" and col in cols and not exact and col not in text:
@@ -253,15 +255,14 @@ def _group_columns(evs, ekeys, akeys, mixed, checked):
     args = [e.get("args") for e in evs]
     if akeys is not None:
         for i, a in enumerate(args):
-            if type(a) is not dict:
-                if a is not None:
-                    extra.setdefault(i, {})["args"] = a
+            if type(a) is not dict:  # kept in extra below, in its place among the event's keys
                 args[i] = {}
             elif not a:  # "args": {} is kept as such, so that it round-trips
                 rest[i] = {}
         promo_keys = tuple(k for k in akeys if k in _PROMO)
         cols.update(_convert(args, promo_keys, _PROMO, rest, checked)[0])
         if mixed:
+            _in_event_order(rest, args)
             for i, a in enumerate(args):
                 for k in a:  # in the trace's order (a set difference's order changes run to run)
                     if k not in _PROMO:
@@ -285,7 +286,7 @@ def _group_columns(evs, ekeys, akeys, mixed, checked):
     if mixed:
         for i, e in enumerate(evs):
             for k in e:
-                if k not in _CORE and k != "args":
+                if k not in _CORE and (k != "args" or type(e[k]) is not dict):
                     extra.setdefault(i, {})[k] = e[k]
     else:
         others = [k for k in ekeys if k not in _CORE and (k != "args" or akeys is None)]
@@ -297,6 +298,14 @@ def _group_columns(evs, ekeys, akeys, mixed, checked):
     cols["args"] = _json_column(rest, n)
     cols["extra"] = _json_column(extra, n)
     return [cols[c] if c in cols else null_column(RAW_SCHEMA.field(c).type, n) for c in _COLUMNS]
+
+
+def _in_event_order(spilled, dicts):
+    """Put each event's values that did not fit (taken column by column, in the order of a mixed
+    group's keys) in the order of its own keys: what its text is never depends on its batch."""
+    for i, d in spilled.items():
+        if len(d) > 1:
+            spilled[i] = {k: d[k] for k in dicts[i] if k in d}
 
 
 def _json_column(by_index, n):

@@ -19,6 +19,8 @@ same objects, the same errors and offsets counted in the real stream.
 
 import re
 
+import ijson
+
 from .jsontext import decode_block
 from .nesting import Nesting, check
 from .toplevel import find_tail
@@ -27,6 +29,7 @@ READ = 1 << 16  # one read of the underlying stream (error offsets are this prec
 BLOCK = 1 << 20  # bytes decoded per part, about 4k events (the Python objects of a part are held at once)
 HEAD_MAX = 1 << 26  # a head longer than this (before the array) is left to ijson
 _CUT = re.compile(rb"\}\s*,\s*\{")
+_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")  # a surrogate escape: maybe a lone one
 
 
 class _Decoder:
@@ -131,10 +134,11 @@ class Items:
                 try:
                     elements = _DECODE.decode(b"[" + buf[pos:end] + b"]")
                 except (ValueError, RecursionError):
-                    break
-                yield elements
-                pos = nxt
-            elif len(buf) - pos > 4 * BLOCK:  # no cut in sight (one huge element?): not worth it
+                    elements = None  # bad JSON, or a cut inside a string: a later cut may decode
+                if elements is not None:
+                    yield elements
+                    pos = nxt
+            if len(buf) - pos > 4 * BLOCK:  # no cut that decodes in sight (one huge element?): not worth it
                 break
             more = self._more()
             if not more:
@@ -174,7 +178,10 @@ class Items:
         """ijson from `pending` on (see _Counted), as runs of one element."""
         self._counted = _Counted(self.f, opening, pending, offset, self.path)
         self.tap = self._tap_of(self._counted)
-        for item in self._ijson(self.tap, self.prefix):
+        items = self._ijson
+        if _SURROGATE.search(pending):  # ijson's C backend cannot read lone surrogates, its Python one can
+            items = ijson.get_backend("python").items
+        for item in items(self.tap, self.prefix):
             yield (item,)
             self.tap.mark = self.tap.n
 

@@ -12,13 +12,13 @@ from decimal import Decimal
 
 import ijson
 
-from ..errors import Empty, Malformed, NotATrace
+from ..errors import Empty, Malformed, NotATrace, Unsupported
 from ..progress import tracker
 from . import native, rocprof
 from .batch import build_batches
 from .chunked import Items
 from .source import GZIP_ERRORS, Source
-from .toplevel import find_tail, first_byte, ijson_backend, keys_before
+from .toplevel import find_tail, first_byte, ijson_backend, keys_before, not_utf8
 from .toplevel import one_line as _one_line
 
 CHUNK = 1 << 16
@@ -52,6 +52,13 @@ class _Rocprof(Exception):
 def read_head(src):
     """Return (form, metadata) where form is 'object', 'array' (a bare Chrome-trace event list)
     or rocprof.FORM (a rocprofiler-sdk JSON file, read by read/rocprof.py; no metadata here)."""
+    with src.stream() as f:
+        try:
+            encoding = not_utf8(f.read(4))
+        except GZIP_ERRORS:  # first_byte says what is wrong with it
+            encoding = None
+    if encoding:
+        raise Unsupported(src.path, encoding)
     first = first_byte(src)
     if first == b"[":
         return "array", {}
@@ -148,6 +155,8 @@ def item_stream(src, prefix, what):
                 raise src.fault(msg, offset=items.offset) from None
             except GZIP_ERRORS as e:
                 raise src.gzip_error(e, offset=items.offset) from None
+            except UnicodeDecodeError:  # ijson's C backend, on bytes that are not UTF-8 or a lone surrogate
+                raise src.fault("a string that is not UTF-8 (bytes that are not, or a lone surrogate escape)", items.offset) from None
             except Malformed as e:
                 raise (src.gzip_fault(items.offset if e.offset is None else e.offset) or e) from None
     finally:
@@ -155,14 +164,18 @@ def item_stream(src, prefix, what):
             gc.enable()
 
 
-def read_events(src, form, on_batch, batch_size=BATCH, threads=1):
+def read_events(src, form, on_batch, batch_size=BATCH, threads=1, skip=0):
     """Stream the events of `src` (a Source) to `on_batch(RecordBatch)`; returns (n_events, tail_meta).
 
     A local file is read by the compiled reader (read/native.py) on `threads` threads, where it
-    is built; else, and for the error of a file that reader stops on, by the Python reader."""
+    is built; else, and for the error of a file that reader stops on, by the Python reader.
+
+    A document with more than one `traceEvents` array: the compiled reader raises
+    native.AnotherArray after the first, and is called again with `skip` (the pipeline does so);
+    the Python reader reads all of them, one after the other (docs/reader.md)."""
     if native.usable(src):
         try:
-            return native.read_events(src, form, on_batch, threads)
+            return native.read_events(src, form, on_batch, threads, skip)
         except native.Declined as why:
             _read_events_python(Source(src.path), form, lambda b: None, batch_size)
             message, offset = why.args
@@ -243,7 +256,7 @@ def _without_ph(first, n):
     return f"none of its {n:,} events has a 'ph' key (every Chrome-trace event has one)"
 
 
-def read_trace(path, on_batch, batch_size=BATCH, on_head=None, threads=1):
+def read_trace(path, on_batch, batch_size=BATCH, on_head=None, threads=1, skip=0):
     """Read one trace file. Returns a dict: path, form, metadata (all top-level keys), n_events, sha256, size.
 
     `on_head(metadata)`, if given, sees the top-level keys that precede the events before
@@ -256,7 +269,7 @@ def read_trace(path, on_batch, batch_size=BATCH, on_head=None, threads=1):
     if on_head is not None:
         on_head(dict(head))
     used = threads if native.usable(src) else 1
-    n, tail = read_events(src, form, on_batch, batch_size, threads)
+    n, tail = read_events(src, form, on_batch, batch_size, threads, skip)
     meta = dict(head)
     meta.update(tail)
     return {
@@ -268,4 +281,7 @@ def read_trace(path, on_batch, batch_size=BATCH, on_head=None, threads=1):
         "size": src.read_size,
         "gzip": src.gzip,
         "threads": used,
+        "warnings": [f"{skip + 1} 'traceEvents' arrays: the last is read, as JSON parsers keep the last of duplicate keys"]
+        if skip
+        else [],
     }

@@ -77,13 +77,24 @@ def _note_missing() -> None:
         _noted = True
 
 
+class AnotherArray(Exception):
+    """The document has another `traceEvents` array after the one read: the caller reads it again
+    with `skip` arrays passed over (the last one counts, as JSON parsers keep the last of
+    duplicate keys); the batches already handed over are to be dropped."""
+
+    def __init__(self, skip: int):
+        super().__init__(skip)
+        self.skip = skip
+        self.path: str | None = None
+
+
 class Declined(Exception):
     """The compiled reader stopped where the Python reader must decide (bad JSON or gzip data,
     an event it could not decode): read the file again with the Python reader."""
 
 
 def read_events(
-    src: Source, form: str, on_batch: Callable[[pa.RecordBatch], None], threads: int = 1
+    src: Source, form: str, on_batch: Callable[[pa.RecordBatch], None], threads: int = 1, skip: int = 0
 ) -> tuple[int, dict[str, Any]]:
     """The events of `src` to `on_batch`, as kineto.read_events; raises Declined where the Python
     reader must read the file (after batches may have gone to `on_batch`)."""
@@ -96,6 +107,7 @@ def read_events(
         max_tail=MAX_TAIL,
         max_depth=MAX_DEPTH,
         max_digits=getattr(sys, "get_int_max_str_digits", lambda: 0)(),  # the Python reader's guard (source.py)
+        skip=skip,
     )
     with ThreadPoolExecutor(2) as beside:
         try:
@@ -125,6 +137,8 @@ def read_events(
                     pumped.result()
         except _native.ReadFailed as e:
             kind, offset, message = e.args
+            if kind == "again":
+                raise AnotherArray(skip + offset) from None  # offset: how many more arrays
             if kind == "bound":
                 raise Malformed(src.path, f"{message} (TRACECOLS_READER=python reads it without this bound)", offset) from None
             raise Declined(message, offset) from None

@@ -34,6 +34,32 @@ def ijson_backend():
         return ijson
 
 
+_BOMS = [  # longest first: the UTF-32-LE mark begins with the UTF-16-LE one
+    (b"\x00\x00\xfe\xff", "UTF-32 (big-endian)"),
+    (b"\xff\xfe\x00\x00", "UTF-32 (little-endian)"),
+    (b"\xfe\xff", "UTF-16 (big-endian)"),
+    (b"\xff\xfe", "UTF-16 (little-endian)"),
+]
+
+
+def not_utf8(head):
+    """Why JSON text starting with the bytes `head` is not UTF-8 (the encodings RFC 8259 names, by
+    their byte-order mark or by where the zero bytes of the first ASCII characters fall), or None."""
+    if head.startswith(b"\xef\xbb\xbf"):
+        return "it starts with a UTF-8 byte-order mark, which JSON text must not have: remove the first 3 bytes"
+    for mark, name in _BOMS:
+        if head.startswith(mark):
+            return f"{name} text with a byte-order mark; tracecols reads UTF-8 JSON: convert it (iconv -t UTF-8)"
+    zeros = tuple(b == 0 for b in head[:4])
+    name = {
+        (True, True, True, False): "UTF-32 (big-endian)",
+        (False, True, True, True): "UTF-32 (little-endian)",
+        (True, False, True, False): "UTF-16 (big-endian)",
+        (False, True, False, True): "UTF-16 (little-endian)",
+    }.get(zeros) if len(head) >= 4 else None
+    return f"{name} text; tracecols reads UTF-8 JSON: convert it (iconv -t UTF-8)" if name else None
+
+
 def first_byte(src):
     """The first non-blank byte of the decompressed content (b'' for an empty document)."""
     with src.stream() as f:
