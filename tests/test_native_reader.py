@@ -178,11 +178,12 @@ def test_text_encodings_other_than_utf8_are_named(tmp_path, prefix, encoding, ex
 def test_two_event_arrays_the_last_is_read_with_a_warning(tmp_path, capsys, gz):
     # json.loads keeps the last of duplicate keys, and so does the compiled reader: it reads the
     # file again, passing over the first arrays (whatever their size: it never holds them)
-    first = ", ".join('{"ph": "X", "name": "a%d", "ts": %d, "pid": 1, "tid": 1}' % (i, i) for i in range(3000))
+    first = ", ".join(f'{{"ph": "X", "name": "a{i}", "ts": {i}, "pid": 1, "tid": 1}}' for i in range(3000))
     text = (
         '{"traceEvents": [' + first + '], "x": {"traceEvents": [1]}, '
         '"traceEvents": [{"ph": "X", "name": "b", "ts": 2, "pid": 1, "tid": 1}], "y": "\\"traceEvents\\":[", '
-        '"traceEvents": [{"ph": "X", "name": "c", "ts": 2, "pid": 1, "tid": 1}, {"ph": "i", "name": "d", "ts": 3, "pid": 1, "tid": 1}], '
+        '"traceEvents": [{"ph": "X", "name": "c", "ts": 2, "pid": 1, "tid": 1}, '
+        '{"ph": "i", "name": "d", "ts": 3, "pid": 1, "tid": 1}], '
         '"deviceProperties": []}'
     )
     p = _write(tmp_path, text, gz=gz)
@@ -199,7 +200,7 @@ def test_two_event_arrays_the_last_is_read_with_a_warning(tmp_path, capsys, gz):
 @built
 @pytest.mark.parametrize("gz", [False, True])
 def test_damaged_input_gives_the_python_readers_error(tmp_path, gz):
-    text = _doc(['{"ph": "X", "name": "e%d", "ts": %d, "pid": 1, "tid": 1}' % (i, i) for i in range(5000)])
+    text = _doc([f'{{"ph": "X", "name": "e{i}", "ts": {i}, "pid": 1, "tid": 1}}' for i in range(5000)])
     cases = {
         "truncated": text[: len(text) // 2],
         "garbage": text.replace('{"ph": "X", "name": "e2500"', '}}} {"ph": "X", "name": "e2500"'),
@@ -259,7 +260,7 @@ def test_the_python_reader_when_asked_or_when_the_extension_is_missing(tmp_path,
     n = read_trace(str(DATA_TRACE), lambda b: None)["n_events"]
     read_trace(str(DATA_TRACE), lambda b: None)
     err = capsys.readouterr().err
-    assert n == 2551 and err.count("the compiled reader is not built") == 1 and "\n" == err[-1]
+    assert n == 2551 and err.count("the compiled reader is not built") == 1 and err[-1] == "\n"
 
 
 @built

@@ -156,7 +156,8 @@ def item_stream(src, prefix, what):
             except GZIP_ERRORS as e:
                 raise src.gzip_error(e, offset=items.offset) from None
             except UnicodeDecodeError:  # ijson's C backend, on bytes that are not UTF-8 or a lone surrogate
-                raise src.fault("a string that is not UTF-8 (bytes that are not, or a lone surrogate escape)", items.offset) from None
+                why = "a string that is not UTF-8 (bytes that are not, or a lone surrogate escape)"
+                raise src.fault(why, items.offset) from None
             except Malformed as e:
                 raise (src.gzip_fault(items.offset if e.offset is None else e.offset) or e) from None
     finally:

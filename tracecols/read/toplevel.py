@@ -51,12 +51,16 @@ def not_utf8(head):
         if head.startswith(mark):
             return f"{name} text with a byte-order mark; tracecols reads UTF-8 JSON: convert it (iconv -t UTF-8)"
     zeros = tuple(b == 0 for b in head[:4])
-    name = {
-        (True, True, True, False): "UTF-32 (big-endian)",
-        (False, True, True, True): "UTF-32 (little-endian)",
-        (True, False, True, False): "UTF-16 (big-endian)",
-        (False, True, False, True): "UTF-16 (little-endian)",
-    }.get(zeros) if len(head) >= 4 else None
+    name = (
+        {
+            (True, True, True, False): "UTF-32 (big-endian)",
+            (False, True, True, True): "UTF-32 (little-endian)",
+            (True, False, True, False): "UTF-16 (big-endian)",
+            (False, True, False, True): "UTF-16 (little-endian)",
+        }.get(zeros)
+        if len(head) >= 4
+        else None
+    )
     return f"{name} text; tracecols reads UTF-8 JSON: convert it (iconv -t UTF-8)" if name else None
 
 
