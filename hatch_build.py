@@ -17,6 +17,22 @@ from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 NAME = "_native.abi3.so"
 
 
+def _maturin():
+    """The maturin executable: on PATH, else beside the maturin package pip installed for the
+    build (its isolated environment's scripts are not always on PATH)."""
+    found = shutil.which("maturin")
+    if found:
+        return found
+    import maturin
+
+    for parent in Path(maturin.__file__).resolve().parents:
+        for scripts in ("bin", "Scripts"):
+            exe = parent / scripts / ("maturin.exe" if os.name == "nt" else "maturin")
+            if exe.is_file():
+                return str(exe)
+    raise OSError("maturin is installed but its executable was not found")
+
+
 class NativeReader(BuildHookInterface):
     PLUGIN_NAME = "custom"
 
@@ -41,7 +57,7 @@ class NativeReader(BuildHookInterface):
 
     def _compile(self, root):
         out = Path(tempfile.mkdtemp(prefix="tracecols-native-"))
-        cmd = [sys.executable, "-m", "maturin", "build", "--release", "--quiet", "-m", str(root / "rust" / "Cargo.toml")]
+        cmd = [_maturin(), "build", "--release", "--quiet", "-m", str(root / "rust" / "Cargo.toml")]
         subprocess.run([*cmd, "-i", sys.executable, "--out", str(out)], check=True, cwd=root)
         [wheel] = out.glob("*.whl")
         with zipfile.ZipFile(wheel) as z:
