@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """Peak memory of the read stage, and of `tracecols info` on a gzip bomb.
 
-usage: bench/read_memory.py TRACE [--threads N]
+usage: bench/read_memory.py TRACE [--threads N] [--discard]
        bench/read_memory.py --bomb GIB [--where events|head|tail]
 
 TRACE: the read stage as `analyze -o` and `ingest` run it (tracecols.pipeline.write_events:
 every event parsed and written to events.parquet, encoded on a second thread), in a fresh
-subprocess; its time, events/s and peak RSS (ru_maxrss). Ends with
+subprocess; its time, events/s and peak RSS (ru_maxrss). With --discard, the reader alone: every
+batch dropped as it comes (read.kineto.read_trace), the memory the reader itself holds. Ends with
   RESULT read_seconds=S peak_rss_mb=M events=N reader=R
 
 --bomb GIB: a gzip file of GIB GiB of whitespace (a few MB on disk: members of 1 GiB of spaces
@@ -31,11 +32,15 @@ import json, resource, sys, tempfile, time
 import pyarrow as pa
 pa.array([0])  # pyarrow imports pandas (if installed) on its first conversion: not the read's
 from tracecols.pipeline import write_events
+from tracecols.read.kineto import read_trace
 from tracecols.trace import reader
-p, threads = sys.argv[1], int(sys.argv[2])
+p, threads, discard = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1"
 with tempfile.TemporaryDirectory() as d:
     t = time.perf_counter()
-    [info] = write_events([p], d + "/events.parquet", parts=threads)
+    if discard:
+        info = read_trace(p, lambda b: None, threads=threads)
+    else:
+        [info] = write_events([p], d + "/events.parquet", parts=threads)
     dt = time.perf_counter() - t
 print(json.dumps({"s": dt, "n": info["n_events"], "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
                   "reader": reader()}))
@@ -43,14 +48,16 @@ print(json.dumps({"s": dt, "n": info["n_events"], "rss": resource.getrusage(reso
 
 
 def read_stage(a):
-    out = subprocess.run([sys.executable, "-c", _READ, a.trace, str(a.threads)], check=True, capture_output=True, text=True)
+    args = [sys.executable, "-c", _READ, a.trace, str(a.threads), "1" if a.discard else "0"]
+    out = subprocess.run(args, check=True, capture_output=True, text=True)
     r = json.loads(out.stdout.strip().splitlines()[-1])
     size = os.path.getsize(a.trace)
     print(f"trace   {a.trace}  {size / 1e6:.1f} MB, {r['n']:,} events, {a.threads} thread(s), load {os.getloadavg()[0]:.2f}")
     rate = f"{r['n'] / r['s']:,.0f} ev/s  {size / 1e6 / r['s']:.1f} MB/s"
     print(f"read    {r['s']:.2f} s  {rate}  peak RSS {r['rss'] / 1e6:.0f} MB")
     reader = r["reader"].replace(" ", "_")
-    print(f"RESULT read_seconds={r['s']:.2f} peak_rss_mb={r['rss'] / 1e6:.0f} events={r['n']} reader={reader}")
+    stage = "reader_alone" if a.discard else "read_stage"
+    print(f"RESULT {stage}_seconds={r['s']:.2f} peak_rss_mb={r['rss'] / 1e6:.0f} events={r['n']} reader={reader}")
 
 
 _EVENT = '{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": %d, "dur": 5}'
@@ -111,6 +118,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("trace", nargs="?")
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--discard", action="store_true", help="the reader alone: batches dropped as they come")
     ap.add_argument("--bomb", type=int, metavar="GIB")
     ap.add_argument("--where", choices=["events", "head", "tail"], default="events")
     a = ap.parse_args()

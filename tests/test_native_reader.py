@@ -250,6 +250,23 @@ def test_whitespace_runs_between_events_are_skipped_not_held(tmp_path, monkeypat
     assert [r["ts_ns"] for r in rows] == [1000, 2000] and info["metadata"] == {"k": "a  b"}
 
 
+def test_the_python_reader_bounds_what_it_holds_between_events(tmp_path, monkeypatch):
+    # once 20 GB of whitespace between events grew its memory past 3.9 GB (and its time with
+    # the square of the run); now it holds at most _Tap.MAX_HELD bytes of it, or says so
+    from tracecols.read import kineto
+
+    monkeypatch.setenv("TRACECOLS_READER", "python")
+    monkeypatch.setattr(kineto._Tap, "MAX_HELD", 1 << 20)
+    event = '{"ph": "X", "ts": 1, "pid": 1, "tid": 1}'
+    p = _write(tmp_path, '{"traceEvents": [' + event + "," + " " * (5 << 20) + event + "]}", gz=True)
+    with pytest.raises(Malformed) as e:
+        read_trace(p, lambda b: None)
+    assert "more than 1 MiB without an event" in e.value.line() and "\n" not in e.value.line()
+    monkeypatch.delenv("TRACECOLS_READER")
+    if native._native is not None:  # the compiled reader reads it
+        assert _rows(p)[0]["n_events"] == 2
+
+
 def test_the_python_reader_when_asked_or_when_the_extension_is_missing(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("TRACECOLS_READER", "python")
     assert native.name().startswith("python") and read_trace(str(DATA_TRACE), lambda b: None, threads=2)["threads"] == 1

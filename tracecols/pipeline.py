@@ -385,7 +385,8 @@ def _read_parts(p, trace_id, writer, scratch, parts):
             # every piece is parsed: the inflated file goes before their events are read back
             del data, inflated, planned, pieces
             for _, count, f in done:
-                writer.put_all(split.shifted_batches(f, n))
+                for b in split.shifted_batches(f, n):
+                    writer.put(b)
                 n += count
         except (TraceError, split.PartError) as e:
             raise _PartFailed() from e

@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use arrow_array::{Array, ArrayRef, Decimal128Array, Int64Array, ListArray, StringArray};
-use arrow_buffer::{Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
+use arrow_buffer::{BooleanBufferBuilder, Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{DataType, Field};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -171,11 +171,11 @@ impl Col {
         Some(match self {
             Col::I64 { rows, vals } => {
                 let nulls = validity(&rows, n);
-                Arc::new(Int64Array::new(ScalarBuffer::from(spread(&rows, &vals, n, 0i64)), nulls))
+                Arc::new(Int64Array::new(ScalarBuffer::from(spread(&rows, vals, n, 0i64)), nulls))
             }
             Col::Dec { rows, vals } => {
                 let nulls = validity(&rows, n);
-                let arr = Decimal128Array::new(ScalarBuffer::from(spread(&rows, &vals, n, 0i128)), nulls);
+                let arr = Decimal128Array::new(ScalarBuffer::from(spread(&rows, vals, n, 0i128)), nulls);
                 Arc::new(arr.with_precision_and_scale(38, 18).expect("38, 18 is a valid decimal type"))
             }
             Col::Str { rows, ends, data } => Arc::new(strings(&rows, &ends, data, n)),
@@ -199,13 +199,14 @@ impl Col {
     }
 }
 
-/// The values of `rows` spread over `n` rows, `zero` elsewhere.
-fn spread<T: Copy>(rows: &[u32], vals: &[T], n: usize, zero: T) -> Vec<T> {
+/// The values of `rows` spread over `n` rows, `zero` elsewhere (a column with a value in every
+/// row is taken as it is).
+fn spread<T: Copy>(rows: &[u32], vals: Vec<T>, n: usize, zero: T) -> Vec<T> {
     if rows.len() == n {
-        return vals.to_vec();
+        return vals;
     }
     let mut out = vec![zero; n];
-    for (&r, &v) in rows.iter().zip(vals) {
+    for (&r, &v) in rows.iter().zip(&vals) {
         out[r as usize] = v;
     }
     out
@@ -215,11 +216,12 @@ fn validity(rows: &[u32], n: usize) -> Option<NullBuffer> {
     if rows.len() == n {
         return None;
     }
-    let mut valid = vec![false; n];
+    let mut valid = BooleanBufferBuilder::new(n);
+    valid.append_n(n, false);
     for &r in rows {
-        valid[r as usize] = true;
+        valid.set_bit(r as usize, true);
     }
-    Some(NullBuffer::from(valid))
+    Some(NullBuffer::new(valid.finish()))
 }
 
 /// Dense i32 offsets for `n` rows from the end offsets of the rows that have a value.

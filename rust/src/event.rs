@@ -14,7 +14,7 @@ use std::sync::Arc;
 use arrow_array::{ArrayRef, Int64Array};
 
 use crate::columns::{Col, Kind};
-use crate::json::{int64, scaled, Cursor, Fail, Limits, Num, Str, R};
+use crate::json::{Cursor, Fail, Limits, Str, R};
 
 /// The core event fields: (key, column, kind of column).
 #[derive(Clone, Copy, PartialEq)]
@@ -437,17 +437,14 @@ fn core_value(c: &mut Cursor, b: &mut Batch, core: Core, key: Str, row: u32, odd
             return Ok(());
         }
         Core::Id(num, _) if first == b'-' || first.is_ascii_digit() => {
-            let (kind, s, e) = c.number()?;
-            if kind == Num::Int {
-                if let Some(v) = int64(&c.b[s..e]) {
-                    b.core[num].push_i64(row, v);
-                    return Ok(());
-                }
+            if let Some(v) = c.number()?.int64() {
+                b.core[num].push_i64(row, v);
+                return Ok(());
             }
         }
         Core::Time(col) if first == b'-' || first.is_ascii_digit() => {
-            let (kind, s, e) = c.number()?;
-            if let Some(v) = scaled(&c.b[s..e], kind, 3).and_then(|v| i64::try_from(v).ok()) {
+            let n = c.number()?;
+            if let Some(v) = n.scaled(&c.b[n.start..n.end], 3).and_then(|v| i64::try_from(v).ok()) {
                 b.core[col].push_i64(row, v);
                 return Ok(());
             }
@@ -550,23 +547,20 @@ fn promoted(c: &mut Cursor, b: &mut Batch, kind: Kind, col: usize, key: Str, row
     }
     let fit = match kind {
         Kind::Int => match first {
-            b'-' | b'0'..=b'9' => {
-                let (kind, s, e) = c.number()?;
-                match int64(&c.b[s..e]).filter(|_| kind == Num::Int) {
-                    Some(v) => {
-                        b.promo[col].push_i64(row, v);
-                        Fit::Yes
-                    }
-                    None => Fit::No,
+            b'-' | b'0'..=b'9' => match c.number()?.int64() {
+                Some(v) => {
+                    b.promo[col].push_i64(row, v);
+                    Fit::Yes
                 }
-            }
+                None => Fit::No,
+            },
             _ => Fit::No,
         },
         Kind::Float => match first {
             b'-' | b'0'..=b'9' => {
-                let (kind, s, e) = c.number()?;
+                let n = c.number()?;
                 // decimal128(38, 18): at most 18 digits after the point, 20 before
-                match scaled(&c.b[s..e], kind, 18).filter(|v| v.unsigned_abs() < 10u128.pow(38)) {
+                match n.scaled(&c.b[n.start..n.end], 18).filter(|v| v.unsigned_abs() < 10u128.pow(38)) {
                     Some(v) => {
                         b.promo[col].push_dec(row, v);
                         Fit::Yes
@@ -697,13 +691,10 @@ fn int_list(c: &mut Cursor, ints: &mut Vec<i64>) -> R<Fit> {
     }
     loop {
         match c.peek()? {
-            b'-' | b'0'..=b'9' => {
-                let (kind, s, e) = c.number()?;
-                match int64(&c.b[s..e]).filter(|v| kind == Num::Int && v.unsigned_abs() <= 1 << 53) {
-                    Some(v) => ints.push(v),
-                    None => return Ok(Fit::No),
-                }
-            }
+            b'-' | b'0'..=b'9' => match c.number()?.int64().filter(|v| v.unsigned_abs() <= 1 << 53) {
+                Some(v) => ints.push(v),
+                None => return Ok(Fit::No),
+            },
             // float64's fast path takes null, true and false (as 1.0/0.0); the slow path none of them
             b'n' | b't' | b'f' => return Ok(Fit::Unsure),
             _ => return Ok(Fit::No),

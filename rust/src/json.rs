@@ -20,6 +20,38 @@ pub enum Fail {
 
 pub type R<T> = Result<T, Fail>;
 
+/// A number token: its kind, its span, and its digits as one integer where they fit a u64 (the
+/// value is then `mant` / 10^`frac`, with the sign).
+#[derive(Debug, Clone, Copy)]
+pub struct NumTok {
+    pub kind: Num,
+    pub start: usize,
+    pub end: usize,
+    pub neg: bool,
+    pub mant: Option<u64>,
+    pub frac: u32,
+}
+
+impl NumTok {
+    /// Its value if it is an integer token in i64 range (`-0` is 0).
+    pub fn int64(&self) -> Option<i64> {
+        if self.kind != Num::Int {
+            return None;
+        }
+        let m = self.mant? as i128;
+        i64::try_from(if self.neg { -m } else { m }).ok()
+    }
+
+    /// Its value in units of 10^-`scale`, exactly, where it is one (see `scaled`).
+    pub fn scaled(&self, text: &[u8], scale: u32) -> Option<i128> {
+        if let (Some(m), true) = (self.mant, self.frac <= scale && self.kind != Num::Exp) {
+            let v = (m as i128).checked_mul(10i128.checked_pow(scale - self.frac)?)?;
+            return Some(if self.neg { -v } else { v });
+        }
+        scaled(text, self.kind, scale)
+    }
+}
+
 /// What kind of number a number token is.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Num {
@@ -238,32 +270,48 @@ impl<'a> Cursor<'a> {
         true
     }
 
-    /// A number token, the cursor on its first byte: its kind and span.
-    pub fn number(&mut self) -> R<(Num, usize, usize)> {
+    /// A number token, the cursor on its first byte.
+    pub fn number(&mut self) -> R<NumTok> {
         let b = self.b;
         let start = self.i;
         let mut i = start;
         let at = |i: usize| b.get(i).copied().ok_or(Fail::Incomplete);
-        if at(i)? == b'-' {
+        let neg = at(i)? == b'-';
+        if neg {
             i += 1;
         }
+        // the digits before and after the point as one integer, while it fits
+        let mut mant: Option<u64> = Some(0);
+        let digit = |m: Option<u64>, c: u8| m.and_then(|m| m.checked_mul(10)?.checked_add((c - b'0') as u64));
         let c = at(i)?;
         if c == b'0' {
             i += 1;
         } else if c.is_ascii_digit() {
-            while at(i)?.is_ascii_digit() {
+            loop {
+                let c = at(i)?;
+                if !c.is_ascii_digit() {
+                    break;
+                }
+                mant = digit(mant, c);
                 i += 1;
             }
         } else {
             return Err(Fail::Syntax(i, "a digit"));
         }
         let mut kind = Num::Int;
+        let mut frac = 0u32;
         if at(i)? == b'.' {
             i += 1;
             if !at(i)?.is_ascii_digit() {
                 return Err(Fail::Syntax(i, "a digit after the decimal point"));
             }
-            while at(i)?.is_ascii_digit() {
+            loop {
+                let c = at(i)?;
+                if !c.is_ascii_digit() {
+                    break;
+                }
+                mant = digit(mant, c);
+                frac = frac.saturating_add(1);
                 i += 1;
             }
             kind = Num::Frac;
@@ -285,7 +333,7 @@ impl<'a> Cursor<'a> {
             return Err(Fail::Syntax(start, "a number of fewer digits"));
         }
         self.i = i;
-        Ok((kind, start, i))
+        Ok(NumTok { kind, start, end: i, neg, mant, frac })
     }
 
     /// A literal (`true`, `false`, `null`), the cursor on its first byte.
@@ -394,8 +442,8 @@ impl<'a> Cursor<'a> {
                 out.extend_from_slice(b"null");
             }
             b'-' | b'0'..=b'9' => {
-                let (kind, s, e) = self.number()?;
-                write_number(&self.b[s..e], kind, out, odd);
+                let n = self.number()?;
+                write_number(&self.b[n.start..n.end], n.kind, out, odd);
             }
             _ => return Err(Fail::Syntax(self.i, "a JSON value")),
         }
@@ -494,10 +542,6 @@ pub fn scaled(t: &[u8], kind: Num, scale: u32) -> Option<i128> {
     if kind == Num::Exp {
         return None;
     }
-    if t.len() <= 18 && scale <= 3 {
-        // at most 17 digits times 10^3: within i64
-        return scaled_short(t, scale).map(i128::from);
-    }
     let (neg, t) = match t.strip_prefix(b"-") {
         Some(r) => (true, r),
         None => (false, t),
@@ -519,65 +563,6 @@ pub fn scaled(t: &[u8], kind: Num, scale: u32) -> Option<i128> {
     }
     v = v.checked_mul(10i128.checked_pow(scale - frac.len() as u32)?)?;
     Some(if neg { -v } else { v })
-}
-
-/// `scaled` for a number of at most 18 characters (a timestamp in µs with its fraction): in i64.
-fn scaled_short(t: &[u8], scale: u32) -> Option<i64> {
-    let (neg, t) = match t.first() {
-        Some(b'-') => (true, &t[1..]),
-        _ => (false, t),
-    };
-    let mut v: i64 = 0;
-    let mut frac: i64 = -1; // digits after the point, once one is seen
-    let mut zeros = 0; // trailing zeros of the fraction, which need not fit the scale
-    for &c in t {
-        if c == b'.' {
-            frac = 0;
-            continue;
-        }
-        let d = (c - b'0') as i64;
-        v = v * 10 + d;
-        if frac >= 0 {
-            frac += 1;
-            zeros = if d == 0 { zeros + 1 } else { 0 };
-        }
-    }
-    let frac = frac.max(0);
-    let (mut v, mut frac) = (v, frac);
-    while frac > scale as i64 && zeros > 0 {
-        v /= 10;
-        frac -= 1;
-        zeros -= 1;
-    }
-    if frac > scale as i64 {
-        return None;
-    }
-    let v = v.checked_mul(10i64.checked_pow(scale - frac as u32)?)?;
-    Some(if neg { -v } else { v })
-}
-
-/// An integer token's value if it is in i64 range (`-0` is 0).
-pub fn int64(t: &[u8]) -> Option<i64> {
-    let (neg, d) = match t.first() {
-        Some(b'-') => (true, &t[1..]),
-        _ => (false, t),
-    };
-    if d.is_empty() || d.len() > 19 {
-        return None;
-    }
-    let mut v: i64 = 0;
-    for &c in d {
-        if !c.is_ascii_digit() {
-            return None;
-        }
-        // accumulate negatively: i64::MIN has no positive counterpart
-        v = v.checked_mul(10)?.checked_sub((c - b'0') as i64)?;
-    }
-    if neg {
-        Some(v)
-    } else {
-        v.checked_neg()
-    }
 }
 
 #[cfg(test)]
@@ -621,13 +606,42 @@ mod tests {
         assert!(c.value(&mut Vec::new(), &mut false, 0).is_ok());
     }
 
+    fn num(t: &str) -> NumTok {
+        let text = format!("{t},");
+        Cursor::new(text.as_bytes(), LIMITS).number().unwrap()
+    }
+
     #[test]
-    fn int64_is_exact() {
-        assert_eq!(int64(b"-9223372036854775808"), Some(i64::MIN));
-        assert_eq!(int64(b"9223372036854775807"), Some(i64::MAX));
-        assert_eq!(int64(b"9223372036854775808"), None);
-        assert_eq!(int64(b"-0"), Some(0));
-        assert_eq!(int64(b"1.5"), None);
+    fn integers_are_exact() {
+        assert_eq!(num("-9223372036854775808").int64(), Some(i64::MIN));
+        assert_eq!(num("9223372036854775807").int64(), Some(i64::MAX));
+        assert_eq!(num("9223372036854775808").int64(), None);
+        assert_eq!(num("123456789012345678901234567890").int64(), None);
+        assert_eq!(num("-0").int64(), Some(0));
+        assert_eq!(num("1.5").int64(), None);
+        assert_eq!(num("1e3").int64(), None);
+    }
+
+    #[test]
+    fn tokens_scale_as_the_text_does() {
+        for t in [
+            "1.5000",
+            "1.5001",
+            "-0.001",
+            "9223372036854775.807",
+            "12",
+            "1e3",
+            "0.10",
+            "28.00926",
+            "123456789012345678901.5",
+        ] {
+            let n = num(t);
+            for scale in [3, 18] {
+                assert_eq!(n.scaled(t.as_bytes(), scale), scaled(t.as_bytes(), n.kind, scale), "{t} {scale}");
+            }
+        }
+        assert_eq!(num("1.5000").scaled(b"1.5000", 3), Some(1500));
+        assert_eq!(num("-0.001").scaled(b"-0.001", 3), Some(-1));
     }
 
     #[test]

@@ -7,6 +7,7 @@ keys after it from the bytes that follow the last event.
 
 import gc
 import json
+from collections import deque
 from contextlib import contextmanager
 from decimal import Decimal
 
@@ -93,22 +94,35 @@ def parse_tail(region):
 
 class _Tap:
     """Reader between the decompressed stream and ijson: counts bytes for error offsets and
-    keeps the chunks read since the last event was parsed (where the tail keys are)."""
+    keeps the chunks read since the last event was parsed (where the tail keys are), at most
+    MAX_HELD bytes of them (a run of whitespace between events is not held without bound)."""
+
+    MAX_HELD = 256 << 20
 
     def __init__(self, f):
         self.f = f
         self.offset = 0
         self.n = 0
         self.mark = 0
-        self.recent = []
+        self.recent = deque()
+        self.held = 0
 
     def read(self, size=-1):
         b = self.f.read(size)
         self.offset += len(b)
         # the last event ended in chunk mark-1: older chunks can hold no tail key
-        self.recent = [(i, c) for i, c in self.recent if i >= self.mark - 1]
+        while self.recent and self.recent[0][0] < self.mark - 1:
+            self.held -= len(self.recent.popleft()[1])
         self.recent.append((self.n, b))
+        self.held += len(b)
         self.n += 1
+        if self.held > self.MAX_HELD:
+            raise Malformed(
+                getattr(self.f, "path", "?"),
+                f"more than {self.MAX_HELD >> 20} MiB without an event (a run of whitespace?): the Python "
+                "reader's bound; the compiled reader reads such a file in bounded memory",
+                offset=self.offset,
+            )
         return b
 
     def tail_bytes(self):

@@ -116,8 +116,9 @@ class BackgroundWriter:
     Parquet encoding and zstd run in C++ without the GIL, so they overlap with the
     (GIL-bound) JSON parser feeding `put`. Batches are gathered into row groups of about
     `group_rows` rows; `transform(list of batches) -> Arrow table` runs on the writer
-    thread too, with the `context` that was set when the group was queued. At most two
-    groups wait in the queue, which bounds the memory held.
+    thread too, with the `context` that was set when the group was queued. A group is queued
+    once the writer has written the one before it, which bounds the memory held: the group
+    being written and the one being gathered.
     """
 
     def __init__(self, path, schema, transform=None, group_rows=1 << 18):
@@ -137,7 +138,9 @@ class BackgroundWriter:
         self._pending.append(batch)
         self._rows += batch.num_rows
         if self._rows >= self.group_rows:
-            self.flush()
+            # the compiled reader outruns the encoder: one group built while one is written,
+            # never more (three groups waited beside the one built, 250-300 MB at 1 GB of JSON)
+            self.flush(wait=True)
 
     def flush(self, wait=False):
         """Queue what is pending as one row group; with `wait`, first let the writer finish
@@ -155,14 +158,6 @@ class BackgroundWriter:
         """Return once the writer thread has written everything queued (it then only waits
         for the next group, holding nothing): before a fork, say."""
         self._queue.join()
-
-    def put_all(self, batches):
-        """put() each batch of a fast source, holding at most one group beside the one written."""
-        for b in batches:
-            self._pending.append(b)
-            self._rows += b.num_rows
-            if self._rows >= self.group_rows:
-                self.flush(wait=True)
 
     def _run(self):
         while True:
