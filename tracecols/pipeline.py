@@ -310,12 +310,13 @@ def _read_into(paths, first_trace_id, keep_secrets, parts, writer, skips=None):
     try:
         with scratch_dir("tracecols-parts-") as scratch:
             for trace_id, p in enumerate(paths, start=first_trace_id):
-                # the compiled reader reads a file on `parts` threads itself; the Python reader
-                # in `parts` processes (split.py)
+                # the compiled reader reads a file on threads of its own, one core left to the
+                # writer's thread (redaction and Parquet encoding, the slower of the two:
+                # docs/performance.md); the Python reader in `parts` processes (split.py)
                 threaded = native.usable(Source(p)) if parts > 1 and not is_url(p) and os.path.isfile(str(p)) else False
                 skip = (skips or {}).get(str(p), 0)
                 info = (parts > 1 and not threaded and _read_parts(p, trace_id, writer, scratch, parts)) or _read_whole(
-                    p, trace_id, writer, parts if threaded else 1, skip
+                    p, trace_id, writer, max(1, parts - 1) if threaded else 1, skip
                 )
                 infos.append(describe(info, trace_id, p, keep_secrets))
     except BaseException:

@@ -23,7 +23,7 @@ def reader() -> str:
     name = native.name()
     if name != "native":
         return name
-    n = split.cpu_count()
+    n = max(1, split.cpu_count() - 1)  # as the pipeline reads: a core left to its writer
     return f"native (compiled, {n} thread{'s' if n != 1 else ''})"
 
 
