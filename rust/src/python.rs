@@ -38,13 +38,15 @@ struct EventReader {
 #[pymethods]
 impl EventReader {
     /// `promoted`: (arg key, column, kind) of every promoted column, as read/schema.py lists them.
+    /// With `path`, the reader reads that (uncompressed) file; without, the bytes handed over
+    /// with `feed` (decompressed, from the document's start).
     #[new]
-    #[pyo3(signature = (path, promoted, *, array=false, threads=1, piece=4 << 20, max_event=64 << 20, max_tail=64 << 20, max_depth=900, max_digits=4300, skip=0))]
+    #[pyo3(signature = (promoted, *, path=None, array=false, threads=1, piece=4 << 20, max_event=64 << 20, max_tail=64 << 20, max_depth=900, max_digits=4300, skip=0))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
-        path: String,
         promoted: Vec<(String, String, String)>,
+        path: Option<String>,
         array: bool,
         threads: usize,
         piece: usize,
@@ -64,38 +66,14 @@ impl EventReader {
             array,
             skip,
         };
-        let reader = py.detach(|| Reader::start(&path, p, opts)).map_err(failed)?;
-        Ok(EventReader { inner: Mutex::new(reader), feeder: Mutex::new(None) })
-    }
-
-    /// A reader of bytes the caller hands over with `feed` (decompressed, from the document's start).
-    #[staticmethod]
-    #[pyo3(signature = (promoted, *, array=false, threads=1, piece=4 << 20, max_event=64 << 20, max_tail=64 << 20, max_depth=900, max_digits=4300, skip=0))]
-    #[allow(clippy::too_many_arguments)]
-    fn fed(
-        promoted: Vec<(String, String, String)>,
-        array: bool,
-        threads: usize,
-        piece: usize,
-        max_event: usize,
-        max_tail: usize,
-        max_depth: usize,
-        max_digits: usize,
-        skip: usize,
-    ) -> PyResult<Self> {
-        let p = Promoted::new(&promoted).map_err(pyo3::exceptions::PyValueError::new_err)?;
-        let opts = Options {
-            threads: threads.max(1),
-            piece: piece.max(16),
-            max_event,
-            max_tail,
-            limits: Limits { depth: max_depth, digits: max_digits },
-            array,
-            skip,
+        let (reader, feeder) = match path {
+            Some(path) => (py.detach(|| Reader::start(&path, p, opts)).map_err(failed)?, None),
+            None => {
+                let (src, tx) = stream::Fed::new();
+                (Reader::from_source(Box::new(src), p, opts), Some(tx))
+            }
         };
-        let (src, tx) = stream::Fed::new();
-        let reader = Reader::from_source(Box::new(src), p, opts);
-        Ok(EventReader { inner: Mutex::new(reader), feeder: Mutex::new(Some(tx)) })
+        Ok(EventReader { inner: Mutex::new(reader), feeder: Mutex::new(feeder) })
     }
 
     /// Hand over the next bytes (b"" at the end); waits, without the GIL, while the reader is

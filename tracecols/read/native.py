@@ -112,10 +112,10 @@ def read_events(
     with ThreadPoolExecutor(2) as beside:
         try:
             if src.gzip:  # inflated here by ISA-L (2-3x zlib's speed) on a thread of its own, fed to the reader
-                reader = _native.EventReader.fed(_SPEC, **options)
+                reader = _native.EventReader(_SPEC, **options)
                 pumped = beside.submit(_pump, src, reader)
             else:
-                reader = _native.EventReader(src.path, _SPEC, **options)
+                reader = _native.EventReader(_SPEC, path=src.path, **options)
                 pumped = None
             digest = beside.submit(hash_file, src.path)  # hashlib releases the GIL
             with_ph, done = 0, 0
