@@ -1,6 +1,7 @@
 """The `events` table: raw batches plus trace_id, rank, normalised `cat` and `end_ns`; its strings
 redacted (model/secrets.py) unless the caller keeps secrets."""
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -17,7 +18,7 @@ def events_table(batches, trace_id, rank, keep_secrets=False):
     n = raw.num_rows
     cat = normalise_array(raw.column("cat_raw")) if n else pa.array([], pa.string())
     end = pc.add(raw.column("ts_ns"), raw.column("dur_ns"))
-    cols = [pa.array([trace_id] * n, pa.int32()), pa.array([rank] * n, pa.int32())]
+    cols = [_constant(trace_id, n), _constant(rank, n)]
     names = ["trace_id", "rank"]
     for f in RAW_SCHEMA:
         if f.name == "cat_raw":
@@ -29,3 +30,10 @@ def events_table(batches, trace_id, rank, keep_secrets=False):
             cols.append(end)
             names.append("end_ns")
     return pa.Table.from_arrays(cols, names=names)
+
+
+def _constant(value, n):
+    """An int32 column of `n` times `value` (null where None), built without a Python list."""
+    if value is None:
+        return pa.nulls(n, pa.int32())
+    return pa.array(np.full(n, value, dtype=np.int32))
