@@ -55,9 +55,15 @@ fn read(data: &[u8], threads: usize, piece: usize) -> String {
             }
             Ok(None) => break,
             // the rows before an error may come in a batch or not (the caller drops them all)
-            Err(e) => return format!("error {e:?}"),
+            Err(e) => {
+                r.close(true);
+                return format!("error {e:?}");
+            }
         }
     }
+    // as the Python driver does: the threads end here (LeakSanitizer would take a thread still
+    // ending for a leak)
+    r.close(true);
     rows.sort();
     let mut out: String = rows.into_iter().map(|(u, r)| format!("{u}: {r}\n")).collect();
     out.push_str(&format!("events={} tail={:?}", r.events(), r.tail()));
