@@ -144,6 +144,14 @@ def test_numbers_odd_and_huge_are_kept_exactly(tmp_path):
     assert b["ts_ns"] is None and b["pid"] is None and b["tid"] is None and b["tid_str"] == "007"
 
 
+@built
+def test_a_string_where_a_shape_list_is_expected_reads_as_the_python_reader_reads_it(tmp_path):
+    # pyarrow's fast path reads "" as an empty list (and [""] as [[]]): the compiled reader hands
+    # such events to the Python reader rather than guess which of its paths a batch takes
+    ev = ['{"ph": "X", "name": "c", "ts": 1, "pid": 1, "tid": 1, "args": {"Input Dims": "", "grid": "", "Input Strides": [""]}}']
+    assert_same(_write(tmp_path, _doc(ev)))
+
+
 @pytest.mark.parametrize("bad", ["NaN", "Infinity", "-Infinity"])
 def test_nan_and_infinity_are_one_line_errors(tmp_path, bad):
     p = _write(tmp_path, _doc(['{"ph": "X", "ts": 1, "pid": 1, "tid": 1}'] * 3 + [f'{{"ph": "X", "ts": {bad}}}']))

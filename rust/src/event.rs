@@ -605,10 +605,12 @@ fn promoted(c: &mut Cursor, b: &mut Batch, kind: Kind, col: usize, key: Str, row
                 b.ints = ints;
                 f
             }
+            b'"' => Fit::Unsure, // pyarrow's fast path reads "" as an empty list
             _ => Fit::No,
         },
         Kind::Dims => match first {
             b'[' => dims(c, b, col, row)?,
+            b'"' => Fit::Unsure,
             _ => Fit::No,
         },
     };
@@ -731,7 +733,8 @@ fn dims(c: &mut Cursor, b: &mut Batch, col: usize, row: u32) -> R<Fit> {
                     }
                     inner.push(ints.len() as u32);
                 }
-                b'n' => {
+                // a null, or a string (pyarrow's fast path reads "" as an empty shape)
+                b'n' | b'"' => {
                     fit = Fit::Unsure;
                     break;
                 }

@@ -24,13 +24,13 @@ import os
 import sys
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from decimal import Decimal
 from typing import Any
 
 import pyarrow as pa
 
 from ..errors import Empty, Malformed
 from ..progress import tracker
+from . import jsontext
 from .batch import build_batches, null_column
 from .jsontext import decode_block
 from .nesting import MAX_DEPTH
@@ -178,18 +178,12 @@ def _tail(src: Source, form: str, tail: bytes | None) -> dict[str, Any]:
     else:
         raise Declined("the events array is not followed by ',' or '}'", None)
     try:
-        obj = _decode(body)
+        obj = jsontext.loads(body)
     except (ValueError, RecursionError, UnicodeDecodeError):
         raise Declined("invalid JSON after the events array", None) from None
     if type(obj) is not dict or "traceEvents" in obj:
         raise Declined("a second traceEvents array", None)
     return obj
-
-
-def _decode(raw: bytes) -> Any:
-    import json
-
-    return json.loads(raw, parse_float=Decimal)
 
 
 def _batches(schema: Any, array: Any, odd: list[tuple[int, bytes]]) -> list[pa.RecordBatch]:
