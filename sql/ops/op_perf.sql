@@ -13,7 +13,8 @@
 --     fwd flops = 2·B·H·Nq·Nkv·(d_qk + d_v), × 0.5 when causal; bwd = 2.5 × fwd;
 --     fwd bytes = q + k + v + out; bwd bytes = 2·(q + k + v) + 2·out
 --   elementwise and norms (TraceLens's elementwise / NORM categories): bytes only =
---     every tensor input + one output the size of the largest input
+--     every tensor input + one output the size of the largest input; but aten::copy_(dst, src),
+--     which reads its source and writes its destination: bytes = src + dst
 --   else the profiler's `flops` arg (with_flops=True), or Inductor's kernel_flop / kernel_num_gb.
 -- Time: the busy time (union) of every device event launched in the op's subtree. Peaks:
 -- device_specs row of the device's model (_device_models: the listed name of the op's device,
@@ -261,6 +262,7 @@ mo AS MATERIALIZED (  -- one row per modelled op
                 (CASE WHEN bwd THEN 2 ELSE 1 END) * (_tc_numel(q) + _tc_numel(k) + _tc_numel(v)
                     + (CASE WHEN bwd THEN 2 ELSE 1 END) * q[1] * q[2] * q[3] * v[4])::DOUBLE
                     * _tc_dtype_bytes(ty[o + 1])
+             WHEN name = 'aten::copy_' THEN list_sum(tb[1:2])::DOUBLE
              ELSE (list_sum(tb) + list_max(tb))::DOUBLE END AS bytes,
         CASE WHEN shaped THEN 'shape' WHEN prof_flops IS NOT NULL THEN 'with_flops' ELSE 'inductor' END AS flops_source
     FROM shaped
