@@ -48,6 +48,10 @@
 --   flops_pct_of_peak, bandwidth_pct_of_peak DOUBLE % (0-100)
 --   roofline_bound        VARCHAR  'compute' when arithmetic_intensity >= peak_tflops/peak_tb (the ridge), else 'memory'
 --   roofline_pct          DOUBLE   % (0-100) of the roofline at this intensity: achieved / min(peak flops, intensity × peak bandwidth)
+--   above_peak            BOOLEAN  true when the achieved FLOP/s or bytes/s exceeds the device's peak: no
+--                                  device can, so the op's model or its data is wrong (a formula that
+--                                  overcounts, kernels missing from its time); its % columns are then
+--                                  not a measurement. Null without a peak
 CREATE OR REPLACE MACRO _tc_dtype_bytes(t) AS CASE
     WHEN t IN ('float', 'int', 'unsigned int', 'c10::complex<c10::Half>') THEN 4
     WHEN t IN ('double', 'long int', 'long', 'c10::complex<float>', 'unsigned long') THEN 8
@@ -311,5 +315,8 @@ SELECT *,
        CASE WHEN arithmetic_intensity IS NULL OR peak_tflops_per_s IS NULL THEN NULL
             WHEN arithmetic_intensity >= peak_tflops_per_s / peak_tb_per_s THEN 'compute' ELSE 'memory' END
            AS roofline_bound,
-       100.0 * achieved_tflops_per_s / least(peak_tflops_per_s, arithmetic_intensity * peak_tb_per_s) AS roofline_pct
+       100.0 * achieved_tflops_per_s / least(peak_tflops_per_s, arithmetic_intensity * peak_tb_per_s) AS roofline_pct,
+       CASE WHEN peak_tflops_per_s IS NOT NULL OR peak_tb_per_s IS NOT NULL THEN
+           coalesce(achieved_tflops_per_s > peak_tflops_per_s, false) OR coalesce(achieved_tb_per_s > peak_tb_per_s, false)
+       END AS above_peak
 FROM r;
