@@ -35,6 +35,15 @@ def _ms(col):
     return (pl.col(col) / 1e6).round(3)
 
 
+def _pct_of_peak(col):
+    """A % of peak to one decimal, or `>peak?` above 100: no device runs above its peak, so such
+    a value says the FLOPs/bytes model or the data is wrong, and is not printed as a number."""
+    import polars as pl
+
+    c = pl.col(col)
+    return pl.when(c > 100).then(pl.lit(">peak?")).otherwise(c.round(1).cast(pl.String)).alias(col)
+
+
 def _short(col, width, left=False):
     import polars as pl
 
@@ -68,15 +77,15 @@ def terminal(frame, kind, top):
             cols += [
                 pl.col("tflops_per_s_a").round(2).alias("TFLOP/s A"),
                 pl.col("tflops_per_s_b").round(2).alias("TFLOP/s B"),
-                pl.col("flops_pct_of_peak_a").round(1).alias("%peak A"),
-                pl.col("flops_pct_of_peak_b").round(1).alias("%peak B"),
+                _pct_of_peak("flops_pct_of_peak_a").alias("%peak A"),
+                _pct_of_peak("flops_pct_of_peak_b").alias("%peak B"),
             ]
         if frame["bytes_a"].is_not_null().any() or frame["bytes_b"].is_not_null().any():
             cols += [
                 pl.col("tb_per_s_a").round(3).alias("TB/s A"),
                 pl.col("tb_per_s_b").round(3).alias("TB/s B"),
-                pl.col("bandwidth_pct_of_peak_a").round(1).alias("%bw A"),
-                pl.col("bandwidth_pct_of_peak_b").round(1).alias("%bw B"),
+                _pct_of_peak("bandwidth_pct_of_peak_a").alias("%bw A"),
+                _pct_of_peak("bandwidth_pct_of_peak_b").alias("%bw B"),
             ]
     else:
         key = "name" if kind == "op" else "callpath"
