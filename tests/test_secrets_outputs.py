@@ -59,6 +59,46 @@ SECRETS = (
     ARG_SECRET,
 )
 ET_SECRETS = (ET_FLAG, ET_META)
+# formats and structures that once leaked (hand-made, each of its format's length and alphabet)
+AZURE_KEY = "Zm9vYmFyYmF6cXV4QXp1cmVLZXlQbGFudA=="  # AccountKey= of a storage connection string
+SAS_SIG = "Rz8qW3xY9kLsasplant0"  # sig= of a SAS URL
+K8S_VALUE = "k8senvplant1"  # {"name": "HF_TOKEN", "value": …} in an env list
+MYSQL_PWD = "mysqlpwdplant2"
+DB_PASS = "dbpassplant3"  # --db-pass
+PW_REPR = "pwreprplant4"  # pw="…" in a Python repr
+REDIS_PW = "redisplant5"  # redis://:pw@host
+GITLAB = "glpat-Ab3dEf6hIj9kLm2nOp5q"
+NPM = "npm_Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4zAb3d"
+GOOGLE_OAUTH = "ya29.a0AfH6SMBxPlantTokenValue_0123456789"
+DATABRICKS = "dapi0123456789abcdef0123456789abcdef"
+SENDGRID = "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"
+SLACK_HOOK = "T0PLANT00/B0PLANT00/slackhookplant0123456789"
+PGP_BODY = "lQOYBGZ0pgpplant"
+OPENAI_GLUED = "sk-proj-9gT2kQ7mX1vB4nZ6cR8wL0yH3jD5gSglued"  # kern_sk-proj-…, in a kernel name
+HF_ESCAPED = "hf_Q9xLmN2pR4sT6vW8yZ0aB1cD3eF5gH9jKesc"  # hf\u005f… in the file
+PW_ESCAPED = "pwescplant6"  # under "pass\u0077ord" in the file
+PG_ESCAPED = "pgescplant7"  # postgres:\/\/u:…@ in the file
+NEW_SECRETS = (
+    AZURE_KEY,
+    SAS_SIG,
+    K8S_VALUE,
+    MYSQL_PWD,
+    DB_PASS,
+    PW_REPR,
+    REDIS_PW,
+    GITLAB,
+    NPM,
+    GOOGLE_OAUTH,
+    DATABRICKS,
+    SENDGRID,
+    SLACK_HOOK,
+    PGP_BODY,
+    OPENAI_GLUED,
+    HF_ESCAPED,
+    PW_ESCAPED,
+    PG_ESCAPED,
+)
+SECRETS = SECRETS + NEW_SECRETS
 
 # near misses, kept as they are
 CMDLINE_KEPT = "--max-num-batched-tokens 8192 --tokenizer meta-llama/Llama-3.1-8B"
@@ -74,7 +114,14 @@ METADATA = {
     "schemaVersion": 1,
     "HF_TOKEN": HF_TOKEN_VALUE,
     "GITHUB_PAT": PAT_VALUE,
-    "cmdline": f"vllm serve meta-llama/Llama-3.1-8B {CMDLINE_KEPT} --hf-token {HF} --password={FLAG_PASSWORD}",
+    "cmdline": f"vllm serve meta-llama/Llama-3.1-8B {CMDLINE_KEPT} --hf-token {HF} --password={FLAG_PASSWORD}"
+    f" MYSQL_PWD={MYSQL_PWD} --db-pass {DB_PASS}",
+    "storage": f"DefaultEndpointsProtocol=https;AccountName=acc;AccountKey={AZURE_KEY};EndpointSuffix=core.windows.net",
+    "blob": f"https://acc.blob.core.windows.net/c/b?sv=2022-11-02&sig={SAS_SIG}&sp=r",
+    "pod_env": [{"name": "HOME", "value": "/root"}, {"name": "HF_TOKEN", "value": K8S_VALUE}],
+    "cache": f"redis://:{REDIS_PW}@cache:6379/0",
+    "notes": f"{GITLAB} {NPM} {GOOGLE_OAUTH} {DATABRICKS} {SENDGRID} https://hooks.slack.com/services/{SLACK_HOOK}",
+    "signing": f"-----BEGIN PGP PRIVATE KEY BLOCK-----\n{PGP_BODY}\n-----END PGP PRIVATE KEY BLOCK-----",
     "env": [
         "TOKENIZERS_PARALLELISM=false",
         f"HUGGING_FACE_HUB_TOKEN={ENV_TOKEN}",
@@ -153,7 +200,7 @@ def _events():
     kernel = {
         "ph": "X",
         "cat": "kernel",
-        "name": "void gemm_kernel<float>(float const*, float*)",
+        "name": f"kern_{OPENAI_GLUED} void gemm_kernel<float>(float const*, float*)",
         "pid": 0,
         "tid": 7,
         "ts": 10,
@@ -186,11 +233,35 @@ def _events():
         "ts": 60,
         "dur": 10,
     }
-    return [step, py, mm, launch, kernel, comm, near]
+    escaped = {
+        "ph": "i",
+        "cat": "user_annotation",
+        "name": "escaped",
+        "pid": 1,
+        "tid": 1,
+        "ts": 70,
+        "s": "t",
+        "args": {
+            "cfg": f'Cfg(pw="{PW_REPR}", n=1)',
+            "note": HF_ESCAPED,
+            "password": PW_ESCAPED,
+            "db": f"postgres://u:{PG_ESCAPED}@db/x",
+        },
+    }
+    return [step, py, mm, launch, kernel, comm, near, escaped]
 
 
 def _trace(path):
-    path.write_text(json.dumps(dict(METADATA, traceEvents=_events()), indent=1))
+    """The trace file, with three secrets JSON-escaped as a hostile writer would hide them."""
+    text = json.dumps(dict(METADATA, traceEvents=_events()), indent=1)
+    for plain, hidden in (
+        (f'"{HF_ESCAPED}"', f'"hf\\u005f{HF_ESCAPED[3:]}"'),
+        ('"password": ', '"pass\\u0077ord": '),
+        (f'"postgres://u:{PG_ESCAPED}@', f'"postgres:\\/\\/u:{PG_ESCAPED}@'),
+    ):
+        assert text.count(plain) == 1, plain
+        text = text.replace(plain, hidden)
+    path.write_text(text)
     return path
 
 
@@ -278,7 +349,8 @@ def _outputs(tmp_path, keep):
     cli("report", "report", p, "-o", tmp_path / "r.html", files=[tmp_path / "r.html"])
     cli("stacks", "stacks", p, "-o", tmp_path / "s.folded", files=[tmp_path / "s.folded"])
     cli("augment", "augment", p, tmp_path / "aug.json.gz")
-    got["augment"] += gzip.decompress((tmp_path / "aug.json.gz").read_bytes()).decode()
+    augmented = gzip.decompress((tmp_path / "aug.json.gz").read_bytes()).decode()
+    got["augment"] += augmented + json.dumps(json.loads(augmented), ensure_ascii=False)  # its bytes, and decoded
     cli("link", "link", "--et", et, "--kineto", p, "-o", tmp_path / "link", files=[tmp_path / "link"])
     cli("diff", "diff", p, p, "--by", "callpath", "-o", tmp_path / "diff", files=[tmp_path / "diff"])
     t = tracecols.open(str(p), keep_secrets=keep)
@@ -390,5 +462,7 @@ def test_info_counts_every_redaction(tmp_path):
     # metadata: HF_TOKEN, GITHUB_PAT, two in cmdline, four in env, db_url, the PEM, creds,
     # store_auth, access_key (deviceProperties is part of the metadata); events: bearer, OpenAI,
     # Anthropic, GitHub, client_secret, Google (a format: its key= then holds nothing more), JWT,
-    # Stripe, Slack
-    assert "secrets      22 value(s) redacted (13 in metadata, 9 in events" in r.stdout.decode()
+    # Stripe, Slack; then, in metadata, MYSQL_PWD and --db-pass in cmdline, AccountKey, sig, the
+    # env list entry, the Redis URL, six formats in notes and the PGP block (13 more), and in
+    # events the glued sk-… kernel name, pw="…", and the three escaped ones (5 more)
+    assert "secrets      40 value(s) redacted (26 in metadata, 14 in events" in r.stdout.decode()
