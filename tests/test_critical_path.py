@@ -632,3 +632,29 @@ def test_sync_events_keep_their_ids():
     from tracecols.model.tree import SLICES_SCHEMA
 
     assert critical_path_edges(SLICES_SCHEMA.empty_table(), KERNELS_SCHEMA.empty_table()).num_rows == 0
+
+
+# names with the characters a regular expression would give a meaning (`\<` is a word boundary)
+ODD_NAMES = ["train<bs=8>", "a.b(c)", "aXb(c)", "100% done", "x_y", "xzy", "back\\slash", "two\nlines"]
+
+
+@pytest.mark.parametrize(
+    "pattern, names",
+    [
+        ("train<bs=8>", ["train<bs=8>"]),
+        ("%<%", ["train<bs=8>"]),
+        ("%>", ["train<bs=8>"]),
+        ("a.b(c)", ["a.b(c)"]),
+        ("a.b(%", ["a.b(c)"]),
+        ("100% done", ["100% done"]),  # % is the documented wildcard: it matches itself too
+        ("x_y", ["x_y", "xzy"]),  # so is _
+        ("back\\slash", ["back\\slash"]),  # no escape character, as DuckDB's LIKE
+        ("two%", ["two\nlines"]),  # % spans a line break, as in LIKE
+    ],
+)
+def test_annotation_patterns_match_literally_but_for_the_wildcards(tmp_path, pattern, names):
+    odd = [_x("user_annotation", n, -1, 102) for n in ODD_NAMES]  # each around the whole step
+    t = open_events(tmp_path, STEP + odd)
+    want = {len(STEP) + ODD_NAMES.index(n) for n in names}
+    assert set(t.critical_path(pattern)["window_uid"]) == want
+    assert set(t.sql(f"select uid from slices where name like '{pattern}'")["uid"]) == want  # the same as LIKE

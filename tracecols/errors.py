@@ -12,6 +12,9 @@ class TraceError(Exception):
         self.message = " ".join(str(message).split())
         super().__init__(self.line())
 
+    def __reduce__(self):  # a worker process hands its error back to the driver pickled
+        return (type(self), (self.path, self.message, self.offset))
+
     def line(self):
         where = self.path if self.offset is None else f"{self.path} (near byte {self.offset})"
         return f"{where}: {self.kind}: {self.message}"

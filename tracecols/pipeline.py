@@ -503,8 +503,7 @@ ORDER BY trace_id NULLS LAST, pid NULLS LAST, pid_str NULLS LAST, tid NULLS LAST
 def write_slices(events_path, out_path, chunk_rows=SLICE_ROWS):
     """The slices table of an events file, built part by part (tree.slices_in_chunks) into
     `out_path`: memory holds one part, whatever the length of the trace."""
-    import duckdb
-
+    from .engine.connection import connect
     from .model.categories import DEVICE_CATS
     from .model.tree import SLICES_SCHEMA, device_pids, slices_in_chunks
 
@@ -514,7 +513,7 @@ def write_slices(events_path, out_path, chunk_rows=SLICE_ROWS):
     scratch = tempfile.mkdtemp(prefix=".tracecols-sort-", dir=os.path.dirname(os.path.abspath(out_path)))
     try:
         host = os.path.join(scratch, "host.parquet")
-        con = duckdb.connect(config={"memory_limit": DUCKDB_MEMORY, "temp_directory": scratch})
+        con = connect(config={"memory_limit": DUCKDB_MEMORY, "temp_directory": scratch})
         con.register("device_pids", device_pids(pl.scan_parquet(events_path)).to_arrow())
         sql = _HOST_SLICES_SQL.format(events=quoted(events_path), device_cats=", ".join(quoted(c) for c in DEVICE_CATS))
         con.execute(f"COPY ({sql}) TO {quoted(host)} (FORMAT parquet)")

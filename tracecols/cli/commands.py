@@ -88,7 +88,8 @@ def sql(args):
     if fmt == "table" and not args.output:  # DuckDB draws it: the quick path needs no polars
         t.show(args.query, args.max_rows)
         return 0
-    df = t.sql(args.query)
+    # a column CSV, JSON or a text table cannot hold comes as DuckDB's text of each value
+    df = t._engine.polars(args.query, text_for_files=fmt != "parquet")
     if df is not None:
         emit(df, args.output, fmt)
     return 0

@@ -21,7 +21,7 @@ def register(sub):
         "--annotation",
         metavar="PATTERN",
         help="take the path through each host annotation (or op) whose name matches this SQL LIKE "
-        "pattern (%% any text, _ one character) instead of through each ProfilerStep",
+        "pattern (%% any text, _ one character, every other character itself) instead of through each ProfilerStep",
     )
     s.add_argument("--segments", action="store_true", help="every segment of the path in order, instead of the time per bound_by")
     s.add_argument("--format", choices=["table", "csv", "json", "parquet"], default="table")

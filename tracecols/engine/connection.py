@@ -6,6 +6,7 @@ import re
 import time
 import warnings
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from contextlib import contextmanager
 
 import duckdb
 import pyarrow as pa
@@ -25,6 +26,25 @@ warnings.filterwarnings("ignore", "Arrow output on a DB-API result", UserWarning
 _WORD = re.compile(r"[a-z_][a-z0-9_]*")
 # a query that reads DuckDB's own catalog sees every view: the user lists what there is
 _CATALOG_WORDS = {"information_schema", "duckdb_views", "duckdb_tables", "duckdb_columns", "show", "describe", "summarize"}
+
+
+# No query may fetch an extension over the network or load one it did not name: DuckDB would
+# otherwise install and load a known extension (httpfs for an https:// path, excel for
+# read_xlsx …) on first use, community extensions allowed.
+NO_EXTENSIONS = {
+    "autoinstall_known_extensions": False,
+    "autoload_known_extensions": False,
+    "allow_community_extensions": False,
+}
+
+
+def connect(database: str = ":memory:", config: dict | None = None) -> duckdb.DuckDBPyConnection:
+    """Every DuckDB connection tracecols opens: `config` plus NO_EXTENSIONS, and the
+    configuration locked, so that no statement run on it (a user's query) can change them."""
+    con = duckdb.connect(database, config={**(config or {}), **NO_EXTENSIONS})
+    con.execute("SET enable_progress_bar = false")  # drawn on stdout, where results go
+    con.execute("SET lock_configuration = true")
+    return con
 
 
 class Scan(str):
@@ -69,8 +89,7 @@ class Engine:
             config["temp_directory"] = str(temp_dir)
         if query_threads:  # DuckDB's threads for each query (default: one per core)
             config["threads"] = query_threads
-        self.con = duckdb.connect(str(database) if database else ":memory:", config=config)
-        self.con.execute("SET enable_progress_bar = false")  # drawn on stdout, where results go
+        self.con = connect(str(database) if database else ":memory:", config)
         if fs is not None:
             self.con.register_filesystem(fs)
         self._persist = database is not None
@@ -196,23 +215,43 @@ class Engine:
             self._define_named(query)
             return self.con.sql(query)
         except duckdb.Error as e:
-            raise QueryError(self.origin, str(e)) from None
+            raise query_error(self.origin, query, e) or QueryError(self.origin, str(e)) from None
+
+    @contextmanager
+    def _running(self, query):
+        """Errors met while `query`'s result is computed: the query's own mistakes (a cast that
+        fails, an overflow) are QueryError; a fault inside a view of ours stays what it is."""
+        try:
+            yield
+        except USER_ERRORS as e:
+            failed = query_error(self.origin, query, e)
+            if failed is None:
+                raise
+            raise failed from None
 
     def show(self, query, max_rows):
         """Print the result as a terminal table (DuckDB's renderer: no polars import needed)."""
         rel = self._run(query)
         if rel is not None:
-            rel.show(max_rows=max_rows, max_width=200, max_col_width=80)
+            with self._running(query):
+                rel.show(max_rows=max_rows, max_width=200, max_col_width=80)
 
-    def polars(self, query):
+    def polars(self, query, text_for_files=False):
+        """The result as a polars DataFrame. Columns of types polars cannot take (INTERVAL,
+        UNION) come as DuckDB's text of each value; with `text_for_files`, so do those CSV or
+        JSON cannot hold (TEXT_TYPES)."""
         rel = self._run(query)
-        return rel.pl() if rel is not None else None
+        if rel is None:
+            return None
+        with self._running(query):
+            return as_text(rel, TEXT_TYPES if text_for_files else POLARS_TEXT_TYPES).pl()
 
     def arrow(self, query):
         rel = self._run(query)
         if rel is None:
             return None
-        out = rel.arrow()
+        with self._running(query):
+            out = rel.arrow()
         return out.read_all() if hasattr(out, "read_all") else out
 
     def table(self, name):
@@ -404,6 +443,67 @@ class Engine:
                 w.write_batch(batch)
 
 
+# DuckDB's errors that are a mistake in the query run (or in the data it casts), not a fault
+# of tracecols's views: reported as `query failed` when they point into the query's own text
+USER_ERRORS = (
+    duckdb.ParserException,
+    duckdb.BinderException,
+    duckdb.CatalogException,
+    duckdb.ConversionException,
+    duckdb.OutOfRangeException,
+    duckdb.InvalidInputException,
+    duckdb.TypeMismatchException,
+    duckdb.NotImplementedException,
+    duckdb.PermissionException,
+)
+_LINE = re.compile(r"^LINE (\d+): (.*)$", re.MULTILINE)
+_EXTENSION_ADVICE = re.compile(r"Please try installing and loading the (\w+) extension.*?autoload_known_extensions=1;", re.DOTALL)
+
+
+def query_error(origin: str, query: str, e: Exception) -> QueryError | None:
+    """`query failed: <DuckDB's message>` for an error of `query`, its `LINE n` counted in the
+    query as written (DuckDB counts in the text it ran, which a result's renderer wraps);
+    None when the excerpt DuckDB shows is not from `query` (an error inside a view)."""
+    text = str(e)
+    m = _LINE.search(text)
+    if m:
+        excerpt = m[2].strip().removeprefix("...").removesuffix("...").strip()
+        lines = query.split("\n")
+        n = int(m[1])
+        if not (n <= len(lines) and excerpt in lines[n - 1]):
+            found = [i for i, line in enumerate(lines, 1) if excerpt in line]
+            if not found:
+                return None
+            n = found[0]
+        text = f"{text[: m.start()]}LINE {n}: {m[2]}{text[m.end() :]}"
+    # DuckDB's advice (INSTALL, LOAD, SET autoinstall…) is what tracecols refuses
+    text = _EXTENSION_ADVICE.sub(r"tracecols does not install or load DuckDB extensions (this needs \1)", text)
+    # the caret line under the excerpt points at nothing once the message is one line
+    return QueryError(origin, "\n".join(line for line in text.split("\n") if line.strip(" ^")))
+
+
+# Types polars cannot import (INTERVAL: month_day_nano; UNION), and beyond them those a CSV or
+# JSON writer cannot hold (VARIANT, BLOB, BIT; MAP, whose keys JSON wants as text): such a
+# column, or a LIST/STRUCT/ARRAY holding one, is taken as DuckDB's text of each value (CAST AS
+# VARCHAR: INTERVAL '1 day 02:00:00', BLOB 'ab\\x00', MAP {1=x}).
+POLARS_TEXT_TYPES = ("INTERVAL", "UNION")
+TEXT_TYPES = (*POLARS_TEXT_TYPES, "VARIANT", "BLOB", "BIT", "MAP")
+_TYPE_WORDS = re.compile(r"[A-Z_]+")
+
+
+def as_text(rel: duckdb.DuckDBPyRelation, types: tuple[str, ...]) -> duckdb.DuckDBPyRelation:
+    """`rel` with each column whose type is or holds one of `types` cast to VARCHAR."""
+    cols = []
+    for name, t in zip(rel.columns, rel.types, strict=True):
+        ident = '"' + name.replace('"', '""') + '"'
+        # a STRUCT's field names are not types: only the upper-case words of its type count
+        held = set(_TYPE_WORDS.findall(str(t))) & set(types)
+        cols.append(f"CAST({ident} AS VARCHAR) AS {ident}" if held else ident)
+    if len(cols) == sum(not c.startswith("CAST(") for c in cols):
+        return rel
+    return rel.project(", ".join(cols))
+
+
 # what `tracecols sql` runs: queries, and changes to its in-memory database only
 READ_ONLY_KINDS = ("SELECT", "EXPLAIN", "CREATE", "INSERT", "UPDATE", "DELETE", "DROP", "ALTER")
 
@@ -412,9 +512,10 @@ def check_read_only(query, origin):
     """Raise Unsupported unless every statement of `query` is one of READ_ONLY_KINDS: COPY, EXPORT,
     ATTACH, INSTALL, LOAD, SET, PRAGMA … could write files (the inputs among them). Parses only."""
     try:
-        kinds = [st.type.name for st in duckdb.connect().extract_statements(query)]
+        with connect() as con:
+            kinds = [st.type.name for st in con.extract_statements(query)]
     except duckdb.Error as e:
-        raise QueryError(origin, str(e)) from None
+        raise query_error(origin, query, e) or QueryError(origin, str(e)) from None
     bad = sorted({k for k in kinds if k not in READ_ONLY_KINDS})
     if bad:
         raise Unsupported(

@@ -22,9 +22,10 @@ import multiprocessing
 import os
 import time
 
-from ..errors import TraceError
+from ..errors import OutputError, TraceError
 from ..store import lake as store
 from ..store import parquet
+from ..store.atomic import write_failure, writing
 from . import discover as _discover
 from . import work
 from .walk import Walk
@@ -192,14 +193,15 @@ def ingest_lake(sources, out, executor=None, jobs=None, reporter=None, keep_secr
         rep.note(walk.note())
     lock = store.LakeLock(lfs, timeout=lock_timeout, on_wait=rep.note)
     try:
-        if paths or lfs.exists():
-            lock.acquire()
-            if lock.unsupported:
-                rep.note(
-                    f"cannot lock {lfs.root} ({lock.unsupported}); "
-                    "running without a lock: do not start another ingest into it meanwhile"
-                )
-        _ingest_locked(paths, lfs, executor, jobs, rep, res, keep_secrets, verify=not lock.held)
+        with writing(lfs.root):  # a full disk or a read-only lake: one line, and the run stops
+            if paths or lfs.exists():
+                lock.acquire()
+                if lock.unsupported:
+                    rep.note(
+                        f"cannot lock {lfs.root} ({lock.unsupported}); "
+                        "running without a lock: do not start another ingest into it meanwhile"
+                    )
+            _ingest_locked(paths, lfs, executor, jobs, rep, res, keep_secrets, verify=not lock.held)
     finally:
         lock.release()
         rep.finish()
@@ -267,11 +269,15 @@ def _ingest_locked(paths, lfs, executor, jobs, rep, res, keep_secrets, verify):
             for p, fut in _as_completed(executor, tasks, futures):
                 try:
                     rec = fut.result()
+                except OutputError:
+                    raise  # the lake's disk is full or read-only: the next traces would fail the same way
                 except TraceError as e:
                     res.failed.append((p, e.line()))
                     rep.failed(p, e.line())
                     continue
                 except Exception as e:  # noqa: BLE001 - one bad trace must not sink the others
+                    if write_failure(lfs.root, e) is not None:
+                        raise
                     msg = f"{p}: internal error: {type(e).__name__}: {' '.join(str(e).split())}"
                     res.failed.append((p, msg))
                     rep.failed(p, msg)

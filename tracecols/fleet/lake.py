@@ -70,17 +70,18 @@ class Lake(Face):
         views then read instead (Engine._redacted); so is the device peak table."""
         import os
 
-        from ..store.atomic import temp_sibling
+        from ..store.atomic import temp_sibling, writing
 
         if self.lfs.remote:
             raise SourceIOError(self.origin, "--duckdb export needs a local lake (the views name its files)")
-        out_path = os.path.abspath(str(out_path))
+        shown, out_path = str(out_path), os.path.abspath(str(out_path))
         tmp = str(temp_sibling(out_path))
         keep = self.keep_secrets if keep_secrets is None else keep_secrets
         try:
-            engine = Engine(self._scans(), self.origin, redact=not keep, clean=self.secrets_redacted, database=tmp)
-            engine.con.close()
-            os.replace(tmp, out_path)
+            with writing(shown):
+                engine = Engine(self._scans(), self.origin, redact=not keep, clean=self.secrets_redacted, database=tmp)
+                engine.con.close()
+                os.replace(tmp, out_path)
         except BaseException:
             for p in (tmp, tmp + ".wal"):
                 if os.path.exists(p):

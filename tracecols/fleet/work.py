@@ -4,6 +4,7 @@ Top-level functions with plain arguments and results, so that any executor can s
 a local process pool, a Dask distributed cluster, or the calling thread.
 """
 
+import contextlib
 import os
 import shutil
 import time
@@ -14,7 +15,7 @@ from .. import memory
 from ..read.source import file_size
 from ..read.source import hash_file as source_hash
 from ..store import lake as store
-from ..store.atomic import scratch_dir, temp_sibling
+from ..store.atomic import scratch_dir, temp_sibling, writing
 
 
 def hash_file(path):
@@ -49,10 +50,22 @@ def ingest_one(path, trace_id, root, keep_secrets=False, parts=1):
         tr = pq.read_table(local["traces"]).to_pylist()[0]
         rank, sha, size = tr["rank"], inputs[0]["sha256"], inputs[0]["size"]
         part, fname = store.partition(rank), store.file_name(trace_id, sha)
-        files = {}
-        for name in sorted(local):
-            files[name] = f"{name}/{part}/{fname}"
-            _place(lfs, files[name], local[name])
+        files, placed = {}, []
+        try:
+            with writing(root):
+                for name in sorted(local):
+                    files[name] = f"{name}/{part}/{fname}"
+                    if not lfs.exists(files[name]):
+                        placed.append(files[name])
+                    _place(lfs, files[name], local[name])
+        except BaseException:  # a trace that cannot be committed leaves none of its new files behind
+            for rel in placed:
+                lfs.remove(rel)
+                part_dir = os.path.dirname(os.path.join(lfs.root, rel))
+                for d in () if lfs.remote else (part_dir, os.path.dirname(part_dir)):
+                    with contextlib.suppress(OSError):  # the folders it made, when they hold nothing else
+                        os.rmdir(d)
+            raise
     return {
         "trace_id": trace_id,
         "path": path,
@@ -78,5 +91,9 @@ def _place(lfs, rel, local):
     full = os.path.join(lfs.root, rel)
     os.makedirs(os.path.dirname(full), exist_ok=True)
     tmp = temp_sibling(full)
-    shutil.move(local, tmp)  # a rename on one filesystem; a leftover is swept by the next writer here
-    os.replace(tmp, full)
+    try:
+        shutil.move(local, tmp)  # a rename on one filesystem, else a copy that a full disk can cut short
+        os.replace(tmp, full)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise

@@ -129,12 +129,18 @@ class Graph:
     windows: pl.DataFrame  # w, trace_id, rank, window_uid, step, start_ns, end_ns
 
 
+# the characters polars' regular expressions give a meaning; every other one stands for itself
+# (escaped, `<` and `>` would be word boundaries, and a letter a class)
+_REGEX_META = frozenset("\\.+*?()|[]{}^$#&-~")
+
+
 def like_regex(pattern):
-    """A SQL LIKE pattern (% any text, _ one character) as an anchored regular expression."""
+    """A SQL LIKE pattern (% any text, _ one character; no escape character, as DuckDB's LIKE
+    without ESCAPE) as an anchored regular expression; every other character matches itself."""
     out = []
     for ch in pattern:
-        out.append(".*" if ch == "%" else "." if ch == "_" else "\\" + ch if not ch.isalnum() else ch)
-    return "^" + "".join(out) + "$"
+        out.append(".*" if ch == "%" else "." if ch == "_" else "\\" + ch if ch in _REGEX_META else ch)
+    return "(?s)^" + "".join(out) + "$"
 
 
 def sync_events(ev):

@@ -9,8 +9,14 @@ when that process is gone.
 While the inputs a command opens are noted (read/source.py `inputs_noted`: the CLI, for
 each command), an output that is one of them, or a directory holding one, is refused
 before anything is replaced.
+
+A write that the system refuses part-way (disk full, quota, read-only file system, no
+permission) is `cannot write: OUTPUT: reason` (`writing`, `write_failure`): one mapping for
+Python's, pyarrow's and DuckDB's ways of saying so.
 """
 
+import contextlib
+import errno
 import gzip
 import os
 import re
@@ -18,6 +24,7 @@ import shutil
 import socket
 import tempfile
 import uuid
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -96,6 +103,45 @@ def _alive(pid):
     return True
 
 
+# what a write can fail with that is the output's place, not a bug: the system's reason is the message
+WRITE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EFBIG, errno.EACCES, errno.EPERM})
+# the errno as pyarrow ("[errno 28]"), polars ("(os error 28)") and DuckDB ('"errno":"28"') write it
+_ERRNO_IN_TEXT = re.compile(r'(?:\[errno |\(os error |"errno"\s*:\s*"?)(\d+)', re.IGNORECASE)
+
+
+def write_failure(out: str | os.PathLike, e: BaseException) -> OutputError | None:
+    """`cannot write: OUT: reason` for an exception that says the system refused a write (an
+    OSError of WRITE_ERRNOS, its errno an attribute or in its text; a DuckDB error (an IO
+    error, a failed commit of a database file) whose errno sits in a JSON blob or whose
+    reason ends its message), else None: anything else stays what it is."""
+    if isinstance(e, OutputError):
+        return e
+    if isinstance(e, OSError) and e.errno is not None:
+        return OutputError(out, os.strerror(e.errno)) if e.errno in WRITE_ERRNOS else None
+    if not isinstance(e, OSError) and not type(e).__module__.endswith("duckdb"):
+        return None
+    text = str(e)
+    m = _ERRNO_IN_TEXT.search(text)
+    if m:
+        return OutputError(out, os.strerror(int(m[1]))) if int(m[1]) in WRITE_ERRNOS else None
+    for n in WRITE_ERRNOS:
+        if text.rstrip().endswith(os.strerror(n)):
+            return OutputError(out, os.strerror(n))
+    return None
+
+
+@contextmanager
+def writing(out: str | os.PathLike) -> Iterator[None]:
+    """Within the block, a write the system refuses (write_failure) is OutputError(`out`)."""
+    try:
+        yield
+    except Exception as e:
+        failure = write_failure(out, e)
+        if failure is None or failure is e:
+            raise
+        raise failure from None
+
+
 def prepare_parent(out, want_dir):
     """Check that `out` can be written (as a directory when `want_dir`) and create its parent;
     an impossible output is one OutputError line, not an OSError from deep inside."""
@@ -112,6 +158,8 @@ def prepare_parent(out, want_dir):
     except OSError as e:
         raise OutputError(out, e.strerror) from None
     if not os.access(out.parent, os.W_OK | os.X_OK):
+        if os.statvfs(out.parent).f_flag & os.ST_RDONLY:
+            raise OutputError(out, os.strerror(errno.EROFS))
         raise OutputError(out, f"no write permission in {out.parent}")
 
 
@@ -135,16 +183,18 @@ def atomic_output(path):
     try:
         raw = open(tmp, "wb")  # noqa: SIM115 - closed in the finally below, after the rename or the cleanup
     except OSError as e:
-        raise OutputError(out, e.strerror) from None
+        raise write_failure(out, e) or OutputError(out, e.strerror) from None
     f = gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=6, mtime=0) if out.name.endswith(".gz") else raw
     try:
-        yield f
-        if f is not raw:
-            f.close()
-        raw.close()
-        check_not_input(out)  # inputs opened meanwhile count too
-        os.replace(tmp, out)
+        with writing(out):
+            yield f
+            if f is not raw:
+                f.close()
+            raw.close()
+            check_not_input(out)  # inputs opened meanwhile count too
+            os.replace(tmp, out)
     except BaseException:
-        raw.close()
+        with contextlib.suppress(OSError):  # a full disk can fail the close too
+            raw.close()
         tmp.unlink(missing_ok=True)
         raise

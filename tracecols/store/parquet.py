@@ -12,7 +12,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..errors import OutputError
-from .atomic import atomic_output, check_not_input, old_sibling, prepare_parent, temp_sibling
+from .atomic import atomic_output, check_not_input, old_sibling, prepare_parent, temp_sibling, write_failure, writing
 
 MANIFEST = "_tracecols.json"
 COMPRESSION = "zstd"
@@ -32,17 +32,18 @@ def staged_dir(out_dir):
     try:
         tmp.mkdir()
     except OSError as e:
-        raise OutputError(out, e.strerror) from None
+        raise write_failure(out, e) or OutputError(out, e.strerror) from None
     try:
-        yield tmp
-        check_not_input(out, holds=True)  # inputs opened meanwhile count too
-        if out.exists():
-            old = old_sibling(out)
-            os.rename(out, old)
-            os.rename(tmp, out)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.rename(tmp, out)
+        with writing(out):
+            yield tmp
+            check_not_input(out, holds=True)  # inputs opened meanwhile count too
+            if out.exists():
+                old = old_sibling(out)
+                os.rename(out, old)
+                os.rename(tmp, out)
+                shutil.rmtree(old, ignore_errors=True)
+            else:
+                os.rename(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
