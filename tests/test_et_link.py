@@ -249,3 +249,15 @@ def test_et_whose_cuts_fall_inside_nodes_reads_fast():
     et = read_execution_trace(GEN_ET)
     assert et["nodes"].num_rows == 3483 and et["meta"]["finish_ts"] == 411691
     assert time.perf_counter() - t < 30
+
+
+def test_reader_parts_make_the_same_tables(monkeypatch):
+    """Nodes become Arrow a part at a time: parts of 7 nodes give the tables of one part."""
+    import tracecols.read.execution_trace as et_reader
+
+    whole = read_execution_trace(GEN_ET)
+    monkeypatch.setattr(et_reader, "NODES_PER_PART", 7)
+    parts = read_execution_trace(GEN_ET)
+    for key in ("nodes", "inputs", "outputs"):
+        assert parts[key].equals(whole[key]), key
+    assert parts["nodes"].num_rows == 3483 and parts["inputs"].num_rows > 3483
