@@ -219,3 +219,45 @@ def test_cli_link_writes_parquet_and_et_plus(tmp_path):
         [EXE, "link", "--et", str(HTA_K), "--kineto", str(HTA_K), "-o", str(tmp_path / "x")], capture_output=True, text=True
     )
     assert r.returncode == 2 and "Kineto trace" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    "region, want",
+    [
+        (b'{"a": [1]}], "x": [1, 2], "y": {"z": []}}\n', (10, {"x": [1, 2], "y": {"z": []}})),  # the leftmost
+        (b'{"a": 1}]}', (8, {})),
+        (b'{"a": 1}], "k": 1, "k": 2}', (8, {"k": 2})),  # the last of duplicate keys, as json.loads
+        (b'{"a": "\xc3\xa9"}], "k": "\xe2\x82\xac]"}', (11, {"k": "\u20ac]"})),  # a byte offset
+        (b'{"a": 1}], "traceEvents": []}', (27, {})),  # not a tail that names traceEvents
+        (b'{"a": 1}], "k": 1} x', None),
+        (b'{"a": {"b": [1], "c": 2}}, {"d": 3}', None),  # a ] inside an element
+    ],
+)
+def test_find_tail(region, want):
+    from tracecols.read.toplevel import find_tail
+
+    assert find_tail(region) == want
+
+
+def test_et_whose_cuts_fall_inside_nodes_reads_fast():
+    """Every block of GEN_ET ends inside a node's attrs, so its last part is the whole file, where
+    find_tail looks for the end of `nodes` among thousands of `[]`: that took minutes when each
+    candidate's remainder was parsed whole."""
+    import time
+
+    t = time.perf_counter()
+    et = read_execution_trace(GEN_ET)
+    assert et["nodes"].num_rows == 3483 and et["meta"]["finish_ts"] == 411691
+    assert time.perf_counter() - t < 30
+
+
+def test_reader_parts_make_the_same_tables(monkeypatch):
+    """Nodes become Arrow a part at a time: parts of 7 nodes give the tables of one part."""
+    import tracecols.read.execution_trace as et_reader
+
+    whole = read_execution_trace(GEN_ET)
+    monkeypatch.setattr(et_reader, "NODES_PER_PART", 7)
+    parts = read_execution_trace(GEN_ET)
+    for key in ("nodes", "inputs", "outputs"):
+        assert parts[key].equals(whole[key]), key
+    assert parts["nodes"].num_rows == 3483 and parts["inputs"].num_rows > 3483

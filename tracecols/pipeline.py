@@ -78,7 +78,12 @@ def _views_memory(events):
     return f"{max(DUCKDB_MB, min(events * VIEW_BYTES_PER_EVENT, machine // 4) >> 20)}MB"
 
 
-IN_MEMORY_BYTES = 256 << 20  # bigger traces (JSON bytes; a .gz counts 8x its size) are streamed
+# Bigger traces (JSON bytes; a .gz counts 8x its size) are streamed. Read into memory, a trace
+# takes 5-8x its size at the peak (the events table, the tree and the links, all at once);
+# streamed, no more than about 0.85 GB however big it is, and less than in memory at any size.
+# Up to this size the in-memory peak stays below the streamed one of a big trace, and the
+# repeated queries of `open` run on Arrow tables (docs/performance.md, "Memory of info and sql").
+IN_MEMORY_BYTES = 64 << 20
 
 
 def ingest(paths, out=None, keep_secrets=False, timings=None, views=False, captures=(), first_trace_id=0, parts=None):
@@ -99,6 +104,16 @@ def ingest(paths, out=None, keep_secrets=False, timings=None, views=False, captu
         out = Path(scratch.name) / "out"
     ingest_to_dir(paths, out, keep_secrets, timings, views, captures, first_trace_id, parts)
     return parquet.table_files(out), parquet.read_manifest(out)["inputs"], scratch
+
+
+def query_options(tables, scratch):
+    """The Engine's bounds over what `ingest` returned: for a trace streamed into the temporary
+    directory `scratch`, the DuckDB memory its views have in the pipeline, spilling inside that
+    directory (gone with it); none for tables in memory (or no scratch)."""
+    if scratch is None:
+        return {}
+    events = _events_in(tables["events"])
+    return {"memory_limit": _views_memory(events), "temp_dir": Path(scratch.name) / "spill"}
 
 
 def _input(info):

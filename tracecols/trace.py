@@ -30,12 +30,13 @@ def reader() -> str:
 class Trace(Face):
     """The tables of one or more traces. `sql()` answers with polars, `table()` with Arrow."""
 
-    def __init__(self, tables, inputs, origin, redact=False, secrets_redacted=True):
+    def __init__(self, tables, inputs, origin, redact=False, secrets_redacted=True, **engine_options):
         self.inputs = inputs
         self.origin = origin
         # whether the tables hold no secret (model/secrets.py): read with redaction, or redacted here
         self.secrets_redacted = secrets_redacted or redact
-        self._engine = Engine(tables, origin=origin, redact=redact, clean=secrets_redacted)
+        # engine_options: Engine's memory_limit and temp_dir (a streamed trace's, pipeline.query_options)
+        self._engine = Engine(tables, origin=origin, redact=redact, clean=secrets_redacted, **engine_options)
         self._scratch = None  # the temporary directory of a streamed trace, kept while the Trace lives
 
     @property
@@ -86,10 +87,18 @@ def open(*paths: str | os.PathLike, keep_secrets: bool = False, capture: str | o
         return Trace(
             parquet.table_files(d), manifest.get("inputs", []), origin=str(d), redact=not keep_secrets, secrets_redacted=stored
         )
-    from .pipeline import ingest, read_captures  # here: opening a saved directory needs none of it
+    from .pipeline import ingest, query_options, read_captures  # here: opening a saved directory needs none of it
 
     captures = read_captures(capture, keep_secrets) if capture is not None else ()
+    # a trace over pipeline.IN_MEMORY_BYTES is streamed into a temporary directory, which lives
+    # as long as the Trace (removed at exit, or on error, by its finaliser)
     tables, inputs, scratch = ingest([str(p) for p in paths], keep_secrets=keep_secrets, captures=captures)
-    t = Trace(tables, inputs, origin=", ".join(str(p) for p in paths), secrets_redacted=not keep_secrets)
+    t = Trace(
+        tables,
+        inputs,
+        origin=", ".join(str(p) for p in paths),
+        secrets_redacted=not keep_secrets,
+        **query_options(tables, scratch),
+    )
     t._scratch = scratch
     return t

@@ -30,6 +30,7 @@ from .toplevel import first_byte, ijson_backend, keys_before
 _INT_FIELDS = ("rf_id", "fw_parent", "seq_id", "scope", "tid", "fw_tid")
 _STR_FIELDS = ("op_schema", "kernel_backend", "kernel_file")
 _I64_MIN, _I64_MAX = -(1 << 63), (1 << 63) - 1
+NODES_PER_PART = 4096  # nodes held as Python lists before they become Arrow
 
 NODES_SCHEMA = pa.schema(
     [
@@ -121,8 +122,11 @@ class _Values:
             c["device"].append(_str(v[5]) if tensor else None)
         return n
 
-    def table(self):
-        return pa.table([pa.array(self.cols[f.name], f.type) for f in VALUES_SCHEMA], schema=VALUES_SCHEMA)
+    def take(self):
+        """The rows added since the last take, as a table; the lists start again empty."""
+        t = pa.table([pa.array(self.cols[f.name], f.type) for f in VALUES_SCHEMA], schema=VALUES_SCHEMA)
+        self.cols = {f.name: [] for f in VALUES_SCHEMA}
+        return t
 
 
 def _node_row(node, pos, rows, ins, outs):
@@ -221,6 +225,17 @@ def read_execution_trace(path):
     meta = _head(src)
     rows = {f.name: [] for f in NODES_SCHEMA}
     ins, outs = _Values(), _Values()
+    parts = {"nodes": [], "inputs": [], "outputs": []}
+
+    def flush():
+        # the Python lists of a few thousand nodes at a time: as Arrow, a node and its values take
+        # a fraction of what they take as Python objects
+        parts["nodes"].append(pa.table([pa.array(rows[f.name], f.type) for f in NODES_SCHEMA], schema=NODES_SCHEMA))
+        for r in rows.values():
+            r.clear()
+        parts["inputs"].append(ins.take())
+        parts["outputs"].append(outs.take())
+
     n = 0
     with item_stream(src, "nodes.item", "Execution Trace") as items:
         for node in items:
@@ -228,15 +243,16 @@ def read_execution_trace(path):
                 raise Malformed(src.path, f"node {n} is not a JSON object", offset=items.offset)
             _node_row(node, n, rows, ins, outs)
             n += 1
+            if n % NODES_PER_PART == 0:
+                flush()
     if n:
         tail = parse_tail(items.tap.tail_bytes()) or {}
         meta.update({k: v for k, v in tail.items() if k != "nodes"})
-    nodes = pa.table([pa.array(rows[f.name], f.type) for f in NODES_SCHEMA], schema=NODES_SCHEMA)
+    flush()
+    tables = {k: pa.concat_tables(v).combine_chunks() for k, v in parts.items()}
     return {
         "meta": meta,
-        "nodes": nodes,
-        "inputs": ins.table(),
-        "outputs": outs.table(),
+        **tables,
         "path": src.path,
         "size": src.read_size,
         "sha256": src.sha256,

@@ -119,7 +119,9 @@ def one_line(e):
     return " ".join(str(msg).split("\n")[0].split())
 
 
-_TAIL_START = re.compile(rb"\]\s*(?=[,}])")
+_TAIL_START = re.compile(r"\]\s*(?=[,}])", re.ASCII)
+_WS = re.compile(r"[ \t\n\r]*")
+_VALUE = json.JSONDecoder(parse_float=Decimal)
 
 
 def find_tail(region):
@@ -128,14 +130,57 @@ def find_tail(region):
     `region` starts somewhere inside or before the last event. The true end of the array is
     the leftmost ']' whose remainder is a complete JSON object body running to EOF; a ']'
     inside an event leaves that event's closing braces unbalanced, so it never qualifies.
+    Each candidate is parsed in place, one value at a time, and given up at the first thing that
+    does not fit: at the latest where the element around it closes (parsing each remainder whole
+    made this quadratic in the region: minutes for an Execution Trace of 3 MB, whose nodes hold
+    thousands of `[]`).
     """
-    for m in _TAIL_START.finditer(region):
-        rest = region[m.end() :].lstrip()
-        body = b"{" + (rest[1:] if rest[:1] == b"," else rest)
-        try:
-            obj = json.loads(body, parse_float=Decimal)
-        except (ValueError, RecursionError):
+    try:
+        text = region.decode("utf-8")
+    except UnicodeDecodeError:  # where no remainder decodes, none is a tail; else compare bytes
+        text = region.decode("utf-8", "surrogateescape")
+    for m in _TAIL_START.finditer(text):
+        obj = _object_body(text, m.end())
+        if obj is None or "traceEvents" in obj:
             continue
-        if isinstance(obj, dict) and "traceEvents" not in obj:
-            return m.start(), obj
+        at = m.start() if text.isascii() else len(text[: m.start()].encode("utf-8", "surrogateescape"))
+        try:
+            region[at:].decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        return at, obj
     return None
+
+
+def _object_body(text, i):
+    """The object `{` + text[i + 1:] when text[i] is `,`, or {} when it is `}`: with nothing but
+    whitespace after its closing brace; else None."""
+    end = len(text)
+    obj = {}
+    j = i + 1
+    if text[i] == ",":
+        j = _WS.match(text, j).end()
+        if j < end and text[j] == "}":
+            j += 1
+        else:
+            try:
+                while True:
+                    if j >= end or text[j] != '"':
+                        return None
+                    key, j = _VALUE.raw_decode(text, j)
+                    j = _WS.match(text, j).end()
+                    if j >= end or text[j] != ":":
+                        return None
+                    value, j = _VALUE.raw_decode(text, _WS.match(text, j + 1).end())
+                    obj[key] = value
+                    j = _WS.match(text, j).end()
+                    if j < end and text[j] == ",":
+                        j = _WS.match(text, j + 1).end()
+                        continue
+                    if j < end and text[j] == "}":
+                        j += 1
+                        break
+                    return None
+            except (ValueError, RecursionError):
+                return None
+    return obj if _WS.match(text, j).end() == end else None
