@@ -204,6 +204,14 @@ class Engine:
         if rel is not None:
             rel.show(max_rows=max_rows, max_width=200, max_col_width=80)
 
+    def head(self, query, n):
+        """The first `n` rows of the result as Arrow (None for a statement without rows)."""
+        rel = self._run(query)
+        if rel is None:
+            return None
+        out = rel.limit(n).arrow()
+        return out.read_all() if hasattr(out, "read_all") else out
+
     def polars(self, query):
         rel = self._run(query)
         return rel.pl() if rel is not None else None
