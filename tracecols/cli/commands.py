@@ -44,7 +44,8 @@ def info(args):
             out.write("devices      none listed\n")
         for _, dev, name in (d for d in assumed if d[0] == tr["trace_id"]):
             out.write(
-                f"assumed      device {dev} (ran work, not in deviceProperties) taken as {name}: the only device type listed\n"
+                f"assumed      device {dev} (ran work, not in deviceProperties) taken as {printable(name, 80)}: "
+                "the only device type listed\n"
             )
         out.write(f"metadata     {printable(', '.join(sorted(meta)) or '-')}\n")
         hidden = (tr["metadata"] or "").count(REDACTED)  # distributedInfo is inside metadata
