@@ -382,7 +382,7 @@ sdpa_m AS (
 bytes_m AS (  -- elementwise and norms: bytes only
     SELECT trace_id, uid, CASE WHEN tl_cat = 'elementwise' THEN 'elementwise' ELSE 'norm' END, dtype,
            NULL::BIGINT, NULL::BIGINT, NULL::BIGINT, NULL::BIGINT, NULL::BOOLEAN, NULL::DOUBLE,
-           (list_sum(tb) + list_max(tb))::DOUBLE
+           CASE WHEN name = 'aten::copy_' THEN list_sum(tb[1:2]) ELSE list_sum(tb) + list_max(tb) END::DOUBLE
     FROM (SELECT *, list_transform(range(1, len(d) + 1), lambda i: _tc_numel(d[i]) * _tc_dtype_bytes(ty[i])) AS tb,
                  list_filter(ty, lambda t: _tc_dtype_bytes(t) IS NOT NULL)[1] AS dtype
           FROM ops WHERE model = 'bytes' AND len(d) = len(ty))

@@ -334,6 +334,23 @@ def test_op_perf(tmp_path):
     assert s[0]["count"] == 1 and s[0]["flops"] == 526_336
 
 
+def test_copy_moves_source_and_destination_and_a_rate_above_peak_is_flagged(tmp_path):
+    t = T()
+    t.op("aten::copy_", 0, 5, [[4096, 4096], [4096, 4096], []], ["c10::BFloat16", "float", "Scalar"], ["", "", "False"])
+    t.kernel("copy_k", 10, 1, launch_ts=1)  # 1 µs for 100 MB: 30x an H100's 3.35 TB/s
+    t.op("aten::mm", 20, 5, [[32, 128], [128, 64]], ["c10::BFloat16"] * 2)
+    t.kernel("gemm", 30, 10, launch_ts=21)
+    tr = t.open(tmp_path)
+    rows = {r["name"]: r for r in tr.sql("select * from op_perf").to_dicts()}
+    cp = rows["aten::copy_"]
+    n = 4096 * 4096
+    assert cp["bytes"] == n * 2 + n * 4  # reads the float source, writes the bf16 destination
+    assert cp["bandwidth_pct_of_peak"] == pytest.approx(100 * n * 6 / 1e-6 / 1e12 / 3.35)
+    assert cp["above_peak"] is True and rows["aten::mm"]["above_peak"] is False
+    s = dict(tr.sql("select name, above_peak from op_perf_summary").rows())
+    assert s == {"aten::copy_": True, "aten::mm": False}
+
+
 def test_unknown_device_leaves_pct_null(tmp_path):
     t = T(device_name="Imaginary Accelerator 9000")
     t.op("aten::mm", 0, 5, [[32, 128], [128, 64]], ["float", "float"])
@@ -341,6 +358,7 @@ def test_unknown_device_leaves_pct_null(tmp_path):
     r = one(t.open(tmp_path), "select * from op_perf")
     assert r["flops"] == 2 * 32 * 64 * 128
     assert r["device_model"] is None and r["flops_pct_of_peak"] is None and r["roofline_bound"] is None
+    assert r["above_peak"] is None
 
 
 def test_optimizable_ops(tmp_path):

@@ -250,3 +250,16 @@ def test_cli_diff_by_device(tmp_path):
         assert (
             f"kernels {how}: {len(a | b)} keys, {len(a - b)} only in A, {len(b - a)} only in B, {len(a & b)} in both;"
         ) in out.getvalue()
+
+
+def test_a_pct_of_peak_above_100_is_not_printed_as_a_number():
+    from tracecols.cli.diff import _pct_of_peak
+
+    assert [_pct_of_peak(v) for v in (184.1, 100.0, 50.04, None)] == [">peak?", "100.0%", "50.0%", "-"]
+
+
+def test_the_roofline_hover_names_a_rate_above_peak():
+    from tracecols.report.html import _of_roof
+
+    assert _of_roof(144.0) == " (above the device's peak: the FLOPs/bytes model or the data is wrong)"
+    assert _of_roof(42.4) == " (42% of roof)" and _of_roof(None) == ""

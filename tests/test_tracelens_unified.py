@@ -262,6 +262,12 @@ def test_unified_perf_summary_matches_csv(ref):
                     assert _close(w[col], g[col]), (k[0], col, w[col], g[col])
                 if w[f"{m}_std"] != "":
                     assert _close(w[f"{m}_std"], g[f"{m}_std"], abs_=1e-3 * float(w[f"{m}_mean"])), k[0]
+        # copy_ bytes: source + destination (FLOPs: TraceLens 1 per element, op_perf none); TraceLens
+        # has no bytes for a bool destination
+        if k[0] == "aten::copy_" and w["Data Moved (MB)"] != "":
+            assert _close(w["Data Moved (MB)"], g["Data Moved (MB)"], rel=1e-6, abs_=0), (k[0], w["Data Moved (MB)"])
+            for s in STATS:
+                assert _close(w[f"TB/s_{s}"], g[f"TB/s_{s}"]), (k[0], s)
 
 
 @pytest.mark.corpus

@@ -5,9 +5,11 @@
 -- depends: traces, gpu_timeline, top_ops, inference_steps
 -- Steps: the serving iterations of inference_steps, which are the ProfilerStep#N annotations
 -- when a trace has no serving annotations; their time is the annotation's host duration.
+-- Events far from the rest of their trace (a broken timestamp, e.g. one device event at ts 0)
+-- are left out of the span and the GPU figures, and counted in `warnings` (docs/schema.md, traces).
 -- Columns (one row per trace):
 --   trace_id, rank     INTEGER  trace and its rank (null when unknown)
---   span_ns            BIGINT   ns, first to last event of the trace
+--   span_ns            BIGINT   ns, first to last event of the trace (traces.span_ns: outlying events left out)
 --   steps              BIGINT   steps recorded (0 when the trace marks none)
 --   step_kind          VARCHAR  'ProfilerStep' or 'serving step' (null without steps)
 --   mean_step_ns       BIGINT   ns, mean host duration of a step (null without steps)

@@ -13,7 +13,8 @@
 --     fwd flops = 2·B·H·Nq·Nkv·(d_qk + d_v), × 0.5 when causal; bwd = 2.5 × fwd;
 --     fwd bytes = q + k + v + out; bwd bytes = 2·(q + k + v) + 2·out
 --   elementwise and norms (TraceLens's elementwise / NORM categories): bytes only =
---     every tensor input + one output the size of the largest input
+--     every tensor input + one output the size of the largest input; but aten::copy_(dst, src),
+--     which reads its source and writes its destination: bytes = src + dst
 --   else the profiler's `flops` arg (with_flops=True), or Inductor's kernel_flop / kernel_num_gb.
 -- Time: the busy time (union) of every device event launched in the op's subtree. Peaks:
 -- device_specs row of the device's model (_device_models: the listed name of the op's device,
@@ -47,6 +48,10 @@
 --   flops_pct_of_peak, bandwidth_pct_of_peak DOUBLE % (0-100)
 --   roofline_bound        VARCHAR  'compute' when arithmetic_intensity >= peak_tflops/peak_tb (the ridge), else 'memory'
 --   roofline_pct          DOUBLE   % (0-100) of the roofline at this intensity: achieved / min(peak flops, intensity × peak bandwidth)
+--   above_peak            BOOLEAN  true when the achieved FLOP/s or bytes/s exceeds the device's peak: no
+--                                  device can, so the op's model or its data is wrong (a formula that
+--                                  overcounts, kernels missing from its time); its % columns are then
+--                                  not a measurement. Null without a peak
 CREATE OR REPLACE MACRO _tc_dtype_bytes(t) AS CASE
     WHEN t IN ('float', 'int', 'unsigned int', 'c10::complex<c10::Half>') THEN 4
     WHEN t IN ('double', 'long int', 'long', 'c10::complex<float>', 'unsigned long') THEN 8
@@ -261,6 +266,7 @@ mo AS MATERIALIZED (  -- one row per modelled op
                 (CASE WHEN bwd THEN 2 ELSE 1 END) * (_tc_numel(q) + _tc_numel(k) + _tc_numel(v)
                     + (CASE WHEN bwd THEN 2 ELSE 1 END) * q[1] * q[2] * q[3] * v[4])::DOUBLE
                     * _tc_dtype_bytes(ty[o + 1])
+             WHEN name = 'aten::copy_' THEN list_sum(tb[1:2])::DOUBLE
              ELSE (list_sum(tb) + list_max(tb))::DOUBLE END AS bytes,
         CASE WHEN shaped THEN 'shape' WHEN prof_flops IS NOT NULL THEN 'with_flops' ELSE 'inductor' END AS flops_source
     FROM shaped
@@ -309,5 +315,8 @@ SELECT *,
        CASE WHEN arithmetic_intensity IS NULL OR peak_tflops_per_s IS NULL THEN NULL
             WHEN arithmetic_intensity >= peak_tflops_per_s / peak_tb_per_s THEN 'compute' ELSE 'memory' END
            AS roofline_bound,
-       100.0 * achieved_tflops_per_s / least(peak_tflops_per_s, arithmetic_intensity * peak_tb_per_s) AS roofline_pct
+       100.0 * achieved_tflops_per_s / least(peak_tflops_per_s, arithmetic_intensity * peak_tb_per_s) AS roofline_pct,
+       CASE WHEN peak_tflops_per_s IS NOT NULL OR peak_tb_per_s IS NOT NULL THEN
+           coalesce(achieved_tflops_per_s > peak_tflops_per_s, false) OR coalesce(achieved_tb_per_s > peak_tb_per_s, false)
+       END AS above_peak
 FROM r;

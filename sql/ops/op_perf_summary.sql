@@ -22,6 +22,8 @@
 --   flops_pct_of_peak     DOUBLE   % (0-100): total flops / total GPU time, against the peak
 --   bandwidth_pct_of_peak DOUBLE   % (0-100): total bytes / total GPU time, against the peak
 --   roofline_bound        VARCHAR  compute or memory (see op_perf)
+--   above_peak            BOOLEAN  some instance ran above the device's peak (op_perf.above_peak: a model or
+--                                  data problem, not a measurement); null without a peak
 CREATE OR REPLACE VIEW op_perf_summary AS
 SELECT trace_id, device, name, category, shapes, dtype, any_value(precision) AS precision, innermost,
        any_value(gemm_m) AS gemm_m, any_value(gemm_n) AS gemm_n, any_value(gemm_k) AS gemm_k,
@@ -38,7 +40,8 @@ SELECT trace_id, device, name, category, shapes, dtype, any_value(precision) AS 
        any_value(peak_tflops_per_s) AS peak_tflops_per_s, any_value(peak_tb_per_s) AS peak_tb_per_s,
        100.0 * sum(flops) / nullif(sum(gpu_ns), 0) / 1e3 / any_value(peak_tflops_per_s) AS flops_pct_of_peak,
        100.0 * sum(bytes) / nullif(sum(gpu_ns), 0) / 1e3 / any_value(peak_tb_per_s) AS bandwidth_pct_of_peak,
-       any_value(roofline_bound) AS roofline_bound
+       any_value(roofline_bound) AS roofline_bound,
+       bool_or(above_peak) AS above_peak
 FROM op_perf
 GROUP BY trace_id, device, name, category, shapes, dtype, innermost, flops, bytes
 ORDER BY trace_id, gpu_sum_ns DESC, name, shapes, dtype, category, device, innermost, flops, bytes;

@@ -2,8 +2,9 @@
 -- Answers: over the span from the first to the last device event, how much time was the
 -- device computing, communicating without overlapping computation, copying without
 -- overlapping either, and idle.
--- depends: kernels, traces
--- Every device event counts (linked to a launch or not). Sets of events, by kernels.kernel_class:
+-- depends: _kernels_in_span, traces
+-- Every device event counts (linked to a launch or not) but an outlying one, far from the rest
+-- of its trace (a broken timestamp: _kernels_in_span). Sets of events, by kernels.kernel_class:
 --   computation   = every event that is neither communication nor memcpy (memsets included)
 --   communication = kernel_class 'communication';  memcpy = kernel_class 'memcpy'
 -- Each set's time is the length of the union of its intervals (overlaps counted once),
@@ -27,7 +28,7 @@ CREATE OR REPLACE VIEW gpu_timeline AS
 WITH ev AS (
     SELECT trace_id, device, ts_ns, end_ns,
            CASE WHEN kernel_class = 'communication' THEN 1 WHEN kernel_class = 'memcpy' THEN 2 ELSE 0 END AS kind
-    FROM kernels
+    FROM _kernels_in_span
 ),
 scoped AS (  -- each event once per device and once for its whole trace (device NULL)
     SELECT trace_id, device, ts_ns, end_ns, kind FROM ev

@@ -1,7 +1,8 @@
 -- idle_gaps: every gap between consecutive device events on a stream, with its cause.
 -- Answers: where exactly did a stream sit idle, for how long, and why — was it waiting for
 -- the host to launch work, or a short kernel-to-kernel gap, or something else?
--- depends: kernels, traces
+-- depends: _kernels_in_span, traces
+-- An outlying device event (far from the rest of its trace: _kernels_in_span) is left out.
 -- Rules (HTA's idle-time causes): the gap before an event is its start minus the latest end
 -- of the earlier events on the same (trace_id, device, stream). Its cause is
 --   host_wait    the launch call of the event started after the previous work had ended
@@ -25,7 +26,7 @@ WITH o AS (
     SELECT trace_id, device, stream, uid, name, launch_uid, launch_ts_ns, ts_ns,
            max(end_ns) OVER (PARTITION BY trace_id, device, stream ORDER BY ts_ns, end_ns, uid
                              ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_end
-    FROM kernels
+    FROM _kernels_in_span
 )
 SELECT o.trace_id, t.rank, device, stream, uid, name, launch_uid,
        prev_end AS gap_start_ns, ts_ns AS gap_end_ns, (ts_ns - prev_end)::BIGINT AS gap_ns,

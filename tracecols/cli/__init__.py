@@ -115,7 +115,7 @@ def main(argv=None):
     args = _parser().parse_args(argv)
     try:
         # `ingest` draws its own bar (files, MB) over its workers
-        with inputs_noted(), stdin_scope(), progress.shown(enabled=not args.quiet and args.command != "ingest"):
+        with inputs_noted(), stdin_scope(quiet=args.quiet), progress.shown(enabled=not args.quiet and args.command != "ingest"):
             return args.func(args) or 0
     except TraceError as e:
         print(f"tracecols: {printable(e.line(), MESSAGE)}", file=sys.stderr)

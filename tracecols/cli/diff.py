@@ -38,6 +38,12 @@ def _signed(fmt):
     return lambda v: ("+" if v is not None and v > 0 else "") + fmt(v)
 
 
+def _pct_of_peak(v):
+    """A % of peak, or `>peak?` above 100: no device runs above its peak, so such a value says
+    the FLOPs/bytes model or the data is wrong, and is not printed as a number."""
+    return ">peak?" if v is not None and v > 100 else fmt_pct(v)
+
+
 def terminal(frame, kind, top):
     """The first `top` rows of a comparison as (columns, rows) of the CLI's table."""
     f = frame.head(top)
@@ -61,15 +67,15 @@ def terminal(frame, kind, top):
             spec += [
                 ("tflops_per_s_a", Col("rate A", fmt_tflops, right=True)),
                 ("tflops_per_s_b", Col("rate B", fmt_tflops, right=True)),
-                ("flops_pct_of_peak_a", replace(pct, header="%peak A")),
-                ("flops_pct_of_peak_b", replace(pct, header="%peak B")),
+                ("flops_pct_of_peak_a", replace(pct, header="%peak A", fmt=_pct_of_peak)),
+                ("flops_pct_of_peak_b", replace(pct, header="%peak B", fmt=_pct_of_peak)),
             ]
         if frame["bytes_a"].is_not_null().any() or frame["bytes_b"].is_not_null().any():
             spec += [
                 ("tb_per_s_a", Col("bw A", column_format("tb_per_s"), right=True)),
                 ("tb_per_s_b", Col("bw B", column_format("tb_per_s"), right=True)),
-                ("bandwidth_pct_of_peak_a", replace(pct, header="%bw A")),
-                ("bandwidth_pct_of_peak_b", replace(pct, header="%bw B")),
+                ("bandwidth_pct_of_peak_a", replace(pct, header="%bw A", fmt=_pct_of_peak)),
+                ("bandwidth_pct_of_peak_b", replace(pct, header="%bw B", fmt=_pct_of_peak)),
             ]
     else:
         key = "name" if kind == "op" else "callpath"

@@ -5,9 +5,10 @@ those are taken by name. Any other `*.json` / `*.json.gz` found in a directory o
 sniffed (the first MB of its decompressed text) and kept only if it is a Kineto trace or a
 rocprofv3 file; Execution Traces and other JSON are skipped with a one-line reason.
 A file named explicitly is always taken: if it is not a trace, ingesting it says why.
+Local folders and `**` globs are walked by `walk.Walk`: no symlink loop is followed, a file
+reached by several paths is read once, and one note says what was passed over.
 """
 
-import glob as _glob
 import gzip
 import os
 import re
@@ -15,6 +16,7 @@ import zlib
 
 from ..errors import SourceIOError
 from ..read.source import is_url
+from .walk import Walk
 
 _TB_NAME = re.compile(r"\.pt\.trace\.json(\.gz)?$")
 _JSON_NAME = re.compile(r"\.json(\.gz)?$")
@@ -62,25 +64,21 @@ def sniff(path):
     return "JSON without 'traceEvents' (not a profiler trace)"
 
 
-def _walk(root):
-    """Every file under a local directory or a URL prefix."""
+def _walk(root, walk):
+    """Every file under a local directory (hidden folders left out) or a URL prefix."""
     if is_url(root):
         fs, p = _fs(root)
         proto = root.split("://", 1)[0]
         return [f"{proto}://{f.lstrip('/')}" if proto != "file" else f for f in fs.find(p)]
-    out = []
-    for d, dirs, files in os.walk(root):
-        dirs[:] = sorted(x for x in dirs if not x.startswith("."))
-        out += [os.path.join(d, f) for f in files]
-    return out
+    return [p for p in walk.folder(root) if not os.path.isdir(p)]
 
 
-def _expand_glob(pattern):
+def _expand_glob(pattern, walk):
     if is_url(pattern):
         fs, p = _fs(pattern)
         proto = pattern.split("://", 1)[0]
         return [f"{proto}://{f.lstrip('/')}" for f in fs.glob(p)]
-    return _glob.glob(pattern, recursive=True)
+    return walk.glob(pattern)
 
 
 def _isdir(path):
@@ -101,11 +99,13 @@ def _norm(path):
     return path if is_url(path) else os.path.abspath(path)
 
 
-def discover(sources, exclude=()):
+def discover(sources, exclude=(), walk=None):
     """(paths, skipped): trace paths in a stable order, and [(path, reason)] for files passed over.
 
     `exclude` are directories not to walk into (the lake being written, when it sits under DIR).
+    `walk` (a walk.Walk) collects the symlink loops and second paths passed over: its `note()`.
     """
+    walk = walk or Walk()
     found, skipped, seen = [], [], set()
     excl = [_norm(str(e)).rstrip("/") + "/" for e in exclude]
 
@@ -118,11 +118,11 @@ def discover(sources, exclude=()):
     for src in sources:
         src = str(src)
         if _GLOB_CHARS & set(src.split("://", 1)[-1]):
-            cands, explicit = sorted(_expand_glob(src), key=_natural_key), False
+            cands, explicit = sorted(_expand_glob(src, walk), key=_natural_key), False
             if not cands:
                 raise SourceIOError(src, "matches no files")
         elif _isdir(src):
-            cands, explicit = sorted(_walk(src), key=_natural_key), False
+            cands, explicit = sorted(_walk(src, walk), key=_natural_key), False
         elif _exists(src):
             add(src)
             continue
@@ -142,4 +142,5 @@ def discover(sources, exclude=()):
                     skipped.append((c, reason))
             elif not explicit:
                 continue
-    return found, skipped
+    kept = set(walk.once([p for p in found if not is_url(p)]))
+    return [p for p in found if is_url(p) or p in kept], skipped

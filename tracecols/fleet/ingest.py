@@ -27,6 +27,7 @@ from ..store import lake as store
 from ..store import parquet
 from . import discover as _discover
 from . import work
+from .walk import Walk
 
 
 def _base_tables():
@@ -182,10 +183,13 @@ def ingest_lake(sources, out, executor=None, jobs=None, reporter=None, keep_secr
     # refuse a single-trace output or a foreign directory before creating anything in it
     before = store.read_manifest(lfs)
     store.check_writable(lfs, sorted(set(_base_tables()) | set((before or {}).get("tables", []))))
-    paths, skipped = _discover.discover(sources, exclude=[] if lfs.remote else [lfs.root])
+    walk = Walk()
+    paths, skipped = _discover.discover(sources, exclude=[] if lfs.remote else [lfs.root], walk=walk)
     res.skipped = skipped
     for p, why in skipped:
         rep.note(f"skipped {p}: {why}")
+    if walk.note():
+        rep.note(walk.note())
     lock = store.LakeLock(lfs, timeout=lock_timeout, on_wait=rep.note)
     try:
         if paths or lfs.exists():

@@ -86,7 +86,8 @@ def derived_tables(ev, infos, clock=None, slices=None, captures=(), events_schem
     checks, spans = {}, {}
     for i in infos:
         mine = _of_trace(ev, i["trace_id"], len(infos))
-        checks[i["trace_id"]], spans[i["trace_id"]] = event_warnings(mine), time_span(mine)
+        start, end, far = time_span(mine)
+        checks[i["trace_id"]], spans[i["trace_id"]] = event_warnings(mine) + far, (start, end)
     clock.lap("read")
     built = slices is None
     if built:

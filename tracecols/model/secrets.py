@@ -11,41 +11,25 @@ the augmented trace (`augment`) and the linked Execution Trace (`link`). `keep_s
 (`--keep-secrets`) keeps every byte as it was. This module is the one definition of the rules;
 everything else calls it.
 
+The rules, what they catch and what they knowingly leave, are documented in docs/schema.md
+("Secrets"); in short:
+
 By key. A key — of a JSON object, or a `KEY=value`, `KEY = value`, `KEY: value`, `--flag value`
-or `--flag=value` inside a string (not `pkg==1.0`, a version pin) — looks like a secret when,
-case-insensitively, it contains `secret`, `passw`, `credential`, `creds`, `cookie`, `auth`
-(`authorization` too, not `author`/`authority`), `api_key`, `private_key`, `access_key` or
-`session_key` (with `_`, `-`, `.` or nothing between the words), or `token` starting a word
-(`HF_TOKEN`, `accessToken`; not `tiktoken`) and not followed by `s` or `i`, or ends in the word
-`key` or `pat` (`AWS_ACCESS_KEY`, `encryption-key`, `GITHUB_PAT`). So `HF_TOKEN`, `--hf-token`,
-`--api-key`, `--password=…` are secrets, while `num_tokens`, vLLM's `--max-num-batched-tokens
-8192`, `--tokenizer`, `TOKENIZERS_PARALLELISM`, `--ssl-keyfile`, `keyboard` and `monkey` are
-not. Its value is replaced by `<redacted>` and the key kept, so a reader sees that a secret was
-there (`--hf-token <redacted>`, `"HF_TOKEN": "<redacted>"`); an object or list under a secret key
-goes as one. A value that carries nothing is kept: null, true/false (also as text), an empty
-string, and, under a key whose only hint is `token`, a number (`token_count=5`,
-`"max_token": 4096` are counts, not tokens). Inside a string the value is the quoted text after
-the key, or the next word; a `--flag` followed by another `--flag` has none.
+or `--flag=value` inside a string (not `pkg==1.0`, a version pin) — that names a secret
+(key_kind: `secret`, `passw`, `auth`, `api_key`, `AccountKey`, `MYSQL_PWD`, `--db-pass`, `sig`,
+`HF_TOKEN`, …) has its value replaced by `<redacted>`, the key kept; an object or list under it
+goes as one. A value that carries nothing is kept: null, true/false, an empty string, and, under
+a key whose only hint is `token`, a number (`max_token: 4096` is a count). An env list entry,
+`{"name": "HF_TOKEN", "value": …}`, counts as the key `HF_TOKEN` for its value.
 
-By value. Well-known credential formats are replaced anywhere in a string, whatever key they sit
-under (FORMATS): Hugging Face `hf_…`, GitHub `ghp_`/`gho_`/`ghu_`/`ghs_`/`ghr_…` and
-`github_pat_…`, AWS access key ids `AKIA…`/`ASIA…`, Google API keys `AIza…`, Slack `xox[baprs]-…`,
-OpenAI/Anthropic-style `sk-…`/`sk-ant-…`, Stripe `sk_live_…`/`rk_live_…`, `Bearer <token>`,
-PEM private key blocks (the BEGIN/END lines stay), JWTs `eyJ….eyJ….…` and the password of a
-`scheme://user:password@host` URL. Each format asks for the real length and alphabet, so near
-misses stay: `hf_` inside a word or followed by a lowercase identifier, `sk-` inside `task-…`
-or without a digit, an `AKIA` that is not 20 upper-case characters.
+By value. The credential formats of model/credential_formats.py are replaced anywhere in a
+string, whatever key they sit under.
 
-Speed. Redaction runs on every ingest, so each string column is first searched with one RE2
+Speed. Redaction runs on every ingest, so the string columns are first searched with one RE2
 expression (PREFILTER, through pyarrow.compute in C++; the same expression serves DuckDB when a
-store is redacted on its way out) that every secret above must match — over the column's
-distinct values, which hashing finds faster than the expression runs over every row — and only
-the few values it finds go through the exact rules in Python. On df_index_resolver.json.gz
-(216k events) building `events` takes 24 ms instead of 15 ms, of a 0.9 s read; `tracecols.open`
-stays at 1.1-1.2 s. A maintained scanner was measured on the same trace: detect-secrets 1.5 (pure
-Python, line by line) takes about 220 µs per string, some 50 s for the trace's 216k name/args
-strings, and its entropy plugins flag ordinary args such as `{"memory bandwidth (GB/s)":1}` —
-too slow and too noisy for ingest, hence this compact pattern set.
+store is redacted on its way out) that every secret above must match — once per table over the
+distinct values of all its string columns, which hashing finds faster than the expression runs
+over every row — and only the few values it finds go through the exact rules in Python.
 """
 
 import json
@@ -55,15 +39,21 @@ from decimal import Decimal
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .credential_formats import FORMATS as CREDENTIAL_FORMATS
+from .credential_formats import exact
+
 REDACTED = "<redacted>"
 METADATA_TABLES = ("traces", "devices")  # small: a reader redacts them whole, whatever the store says
 
 # --- the key rule ------------------------------------------------------------------------
 _SECRET_NAME = re.compile(
-    r"secret|passw|credential|creds(?![a-z])|cookie|auth(?!or(?!iz))"
-    r"|(?:api|private|access|session)[_.-]?key|(?:^|[_.-])(?:key|pat)$",
+    r"secret|passw|passphrase|passcode|credential|creds(?![a-z])|cookie|auth(?!or(?!iz))"
+    r"|(?:api|private|access|session|account)[_.-]?key(?:s|(?![a-z]))|(?:access|amz)[_.-]?signature|(?:^|[_.-])(?:key|pat)$"
+    r"|(?:^|[^a-z])(?:pw|pwd|pass|sig)(?:[^a-z]|$)",  # words that are too short to look for inside others
     re.IGNORECASE | re.ASCII,
 )
+_CAMEL_KEY = re.compile(r"[a-z0-9]Key$", re.ASCII)  # `AccountKey`, `accountKey`; not `monkey`
+_SHELL_DIRECTORIES = frozenset({"pwd", "oldpwd"})  # the shell's working directory, not a password
 # `token` starting a word (HF_TOKEN, --auth-token, accessToken), not inside one (tiktoken)
 _TOKEN_NAME = re.compile(r"(?i:(?<![a-z])token(?![si]))|(?<=[a-z])Token(?![sSiI])", re.ASCII)
 _NOTHING = frozenset({"", "true", "false", "none", "null", REDACTED})
@@ -75,7 +65,7 @@ def key_kind(key):
     if not isinstance(key, str):
         return None
     k = key.lstrip("-")
-    if _SECRET_NAME.search(k):
+    if (_SECRET_NAME.search(k) or _CAMEL_KEY.search(k)) and k.lower() not in _SHELL_DIRECTORIES:
         return "secret"
     return "token" if _TOKEN_NAME.search(k) else None
 
@@ -94,28 +84,10 @@ def _carries_nothing(value, kind):
 
 
 # --- the value rule ----------------------------------------------------------------------
-# Each format: the whole match is the secret, except the groups `pre` and `post`, which stay.
+# Each format (model/credential_formats.py): the whole match is the secret, except the groups
+# `pre` and `post`, which stay.
 _A = re.ASCII
-FORMATS = [
-    (
-        "PEM private key",
-        re.compile(
-            r"(?P<pre>-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----).*?"
-            r"(?:(?P<post>-----END [A-Z0-9 ]*PRIVATE KEY-----)|\Z)",
-            _A | re.DOTALL,
-        ),
-    ),
-    ("JWT", re.compile(r"\beyJ[\w-]{10,}\.eyJ[\w-]{10,}\.[\w-]*", _A)),
-    ("Hugging Face", re.compile(r"\bhf_(?![a-z]+\b)[A-Za-z0-9]{30,}\b", _A)),
-    ("GitHub", re.compile(r"\b(?:gh[pousr]_(?![a-z]+\b)[A-Za-z0-9]{30,}|github_pat_\w{22,})\b", _A)),
-    ("AWS access key id", re.compile(r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b", _A)),
-    ("Google API key", re.compile(r"\bAIza[\w-]{35}(?![\w-])", _A)),
-    ("Slack", re.compile(r"\bxox[baprs]-[A-Za-z0-9-]{10,}", _A)),
-    ("OpenAI / Anthropic", re.compile(r"\bsk-(?=[\w-]*\d)[\w-]{20,}", _A)),
-    ("Stripe", re.compile(r"\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,}", _A)),
-    ("bearer token", re.compile(r"(?P<pre>\b(?i:bearer)[ \t]+)[\w.~+/-]{16,}=*", _A)),
-    ("URL password", re.compile(r"(?P<pre>\b[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]+:)[^/\s@]+(?P<post>@)", _A)),
-]
+FORMATS = [(name, re.compile(exact(core, py), _A)) for name, core, py in CREDENTIAL_FORMATS]
 # a key and its separator inside a string: `--flag `, `--flag=`, `KEY=`, `KEY = `, `KEY: `, `"KEY": `
 # (not `KEY==`, a version pin, nor `KEY= next`, an empty value)
 _KEY_IN_TEXT = re.compile(
@@ -126,17 +98,22 @@ _KEY_IN_TEXT = re.compile(
 )
 _VALUE_IN_TEXT = re.compile(
     r"""(?:(?i:bearer|basic)[ \t]+)?(?:<redacted>|"(?P<dq>[^"\n]*)"|'(?P<sq>[^'\n]*)'"""
-    r"""|(?P<bare>[^\s"'&;,<>(){}\[\]]+))""",
+    r"""|(?P<bare>[^\s"'&;,<>(){}\[\]]+(?:<redacted>)?))""",
     _A,
 )
 
 # One RE2 expression (also valid for Python's re) that every string holding a secret matches:
-# a superset of FORMATS and of the key rule, for a whole column at C++ speed (pyarrow, DuckDB).
-PREFILTER = (
-    r"(?i:-----BEGIN|eyJ[\w-]{10}|hf_[a-z0-9]{30}|gh[pousr]_[a-z0-9]{30}|github_pat_|xox[baprs]-"
-    r"|sk-[\w-]{20}|[rs]k_(?:live|test)_|bearer\s|://[^/\s:@]+:[^/\s@]+@"
-    r"|token(?:[^si]|$)|secret|passw|cred|cookie|auth|(?:api|private|access|session)[_.-]?key"
-    r"|key\b|pat\b)|AKIA|ASIA|AIza"
+# the key rule's hints, the structure of an env list entry and every credential format's core,
+# for a whole column at C++ speed (pyarrow, DuckDB).
+_KEY_HINTS = (
+    r"(?i:token(?:[^si]|$)|secret|passw|passphrase|passcode|cred|cookie|auth"
+    r"|(?:api|private|access|session|account)[_.-]?key|(?:access|amz)[_.-]?signature"
+    r"|key\b|pat\b|(?:^|[^a-z])(?:pw|pwd|pass|sig)(?:[^a-z]|$))"
+)
+# Each format's counted repetition `{n,m}` becomes `{min(n, 4),}`: still a superset, and an
+# expression RE2 compiles in a few milliseconds rather than twenty (pyarrow compiles it on every call).
+PREFILTER = "|".join(
+    [_KEY_HINTS] + [re.sub(r"\{(\d+)(?:,\d*)?\}", lambda m: f"{{{min(int(m[1]), 4)},}}", c) for _, c, _ in CREDENTIAL_FORMATS]
 )
 _PREFILTER = re.compile(PREFILTER, _A)
 
@@ -153,11 +130,43 @@ def has_candidate(s):
     return _PREFILTER.search(s) is not None
 
 
+# an env list entry written out in a string (a Python repr, JSON inside a string): its name and
+# value, quoted, in either order
+_ENTRY_IN_TEXT = re.compile(
+    r"""(?P<q1>["'])name(?P=q1)[ \t]*:[ \t]*(?P<q2>["'])(?P<name>[^"'\n]*)(?P=q2)[ \t]*,[ \t]*"""
+    r"""(?P<q3>["'])value(?P=q3)[ \t]*:[ \t]*(?P<q4>["'])(?P<value>[^"'\n]*)(?P=q4)"""
+    r"""|(?P<r1>["'])value(?P=r1)[ \t]*:[ \t]*(?P<r2>["'])(?P<value2>[^"'\n]*)(?P=r2)[ \t]*,[ \t]*"""
+    r"""(?P<r3>["'])name(?P=r3)[ \t]*:[ \t]*(?P<r4>["'])(?P<name2>[^"'\n]*)(?P=r4)""",
+    re.ASCII | re.IGNORECASE,
+)
+
+
+def _entries_in_text(s):
+    """(s with the value of every env list entry written in it redacted, how many)."""
+    n = 0
+
+    def one(m):
+        nonlocal n
+        g = "value" if m.group("value") is not None else "value2"
+        kind = key_kind(m.group("name") if g == "value" else m.group("name2"))
+        if kind is None or _carries_nothing(m.group(g), kind):
+            return m.group()
+        n += 1
+        a, b = m.span(g)
+        return m.group()[: a - m.start()] + REDACTED + m.group()[b - m.start() :]
+
+    return _ENTRY_IN_TEXT.sub(one, s), n
+
+
 def _redact_text(s):
-    """(s with every secret replaced, how many) — the value rule, then the key rule inside the string."""
+    """(s with every secret replaced, how many) — the value rule, env list entries, then the key
+    rule inside the string."""
     n = 0
     for _, rx in FORMATS:
         s, k = rx.subn(_keep_ends, s)
+        n += k
+    if "alue" in s:
+        s, k = _entries_in_text(s)
         n += k
     out, last = [], 0
     for m in _KEY_IN_TEXT.finditer(s):
@@ -194,8 +203,9 @@ def redact_text(s):
 def _walk(obj, n):
     if isinstance(obj, dict):
         out = {}
+        entry = _entry_kind(obj)
         for k, v in obj.items():
-            kind = key_kind(k)
+            kind = entry if k == "value" and entry is not None else key_kind(k)
             k2 = _str(k, n) if isinstance(k, str) else k
             if kind is not None and not _carries_nothing(v, kind):
                 out[k2] = REDACTED
@@ -208,6 +218,12 @@ def _walk(obj, n):
     if isinstance(obj, str):
         return _str(obj, n)
     return obj
+
+
+def _entry_kind(obj):
+    """The key kind of an env list entry's name: {"name": "HF_TOKEN", "value": …}."""
+    name = next((v for k, v in obj.items() if isinstance(k, str) and k.lower() == "name"), None)
+    return key_kind(name) if "value" in obj and isinstance(name, str) else None
 
 
 def _str(s, n):
@@ -239,56 +255,167 @@ _JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:,]|\s+|[^"{}\[\]:,\s]+|.', 
 class JsonTextRedactor:
     """Redacts JSON text fed in pieces that each end between two tokens (a whole trace file cut
     after brackets, or one column value): every other byte is kept as it was. A secret key's
-    object or list is replaced by one "<redacted>" even when it spans pieces."""
+    object or list is replaced by one "<redacted>" even when it spans pieces. Strings are matched
+    as they decode (`hf\\u005f…`, `"pass\\u0077ord"`, `postgres:\\/\\/…` are what they say).
+
+    An env list entry, `{"name": "HF_TOKEN", "value": "…"}`, has its value redacted whichever of
+    the two comes first: a string "value" seen before its object's name is held back until the
+    object ends or its name is known (close() gives what is still held at the end). One held
+    longer than HOLD tokens is redacted unseen: an env list entry is small, and the bound keeps
+    a hostile file from making the redactor hold it whole."""
+
+    HOLD = 1 << 16
 
     def __init__(self):
         self.skip = 0  # nesting depth inside a secret key's object or list being dropped
         self.pending = None  # the kind of the secret key whose value comes next
         self.count = 0
+        self.held = []  # output tokens not given back yet: from the first unresolved "value" on
+        self.given = 0  # tokens given back before held[0]
+        # per open container: _Frame for an object, None for a list; frames[0] stands for the
+        # containers opened before the last piece that was passed through unread
+        self.frames = [_Frame()]
+        self.key = None  # the object key whose value comes next, decoded
 
     def feed(self, text):
-        if not self.skip and self.pending is None and not has_candidate(text):
+        if not (self.skip or self.held) and self.pending is None and 'alue"' not in text and _plain(text):
+            self.frames, self.key = [_Frame()], None
             return text
+        out = self.held
         toks = _JSON_TOKEN.findall(text)
-        out = []
         for i, t in enumerate(toks):
             c = t[0]
             if self.skip:  # inside a secret key's object or list: dropped
                 self.skip += 1 if c in "{[" else -1 if c in "}]" else 0
+            elif c.isspace() or c in ",:":
+                out.append(t)
             elif self.pending is not None:  # the value of a secret key
-                if c.isspace() or c == ":":
+                kind, self.pending, self.key = self.pending, None, None
+                if c in "}]":  # a key without a value
+                    self._close(c)
                     out.append(t)
-                    continue
-                kind, self.pending = self.pending, None
-                if c in ",}]":  # a key without a value
-                    out.append(t)
-                    continue
-                if c in "{[":
+                elif c in "{[":
                     self.skip = 1
+                    out.append(_REDACTED_JSON)
+                    self.count += 1
                 elif _carries_nothing(_value(t), kind):
                     out.append(t)
-                    continue
-                out.append(_REDACTED_JSON)
-                self.count += 1
-            elif c == '"' and len(t) > 1 and _PREFILTER.search(t):
-                if _is_key(toks, i):
-                    self.pending = key_kind(_decode(t))
-                out.append(self._string(t))
-            else:
+                else:
+                    out.append(_REDACTED_JSON)
+                    self.count += 1
+            elif c in "{[":
+                self.key = None
+                self.frames.append(_Frame() if c == "{" else None)
                 out.append(t)
-        return "".join(out)
+            elif c in "}]":
+                self._close(c)
+                out.append(t)
+            elif c == '"' and _is_key(toks, i):
+                s = _decode(t) if "\\" in t else t[1:-1]
+                self.key = s
+                if s is not None and has_candidate(s):
+                    self.pending = key_kind(s)
+                out.append(self._string(t, s))
+            else:  # a value
+                s = (_decode(t) if "\\" in t else t[1:-1]) if c == '"' else None
+                key, self.key = self.key, None
+                frame = self.frames[-1]
+                if frame is None or key is None or not self._entry(frame, key.lower(), t, s, out):
+                    out.append(t if c != '"' else self._string(t, s))
+        return self._give()
 
-    def _string(self, tok):
-        s = _decode(tok)
+    def _close(self, c):
+        if len(self.frames) > 1:
+            self.frames.pop()
+        else:
+            self.frames[0] = _Frame()
+        self.key = None
+
+    def _entry(self, frame, key, tok, s, out):
+        """Whether the value `tok` (`s` decoded) of `key` in an object was taken as part of an env
+        list entry: appended to out, redacted or held."""
+        if key == "name":
+            frame.kind = key_kind(s) if s is not None else None
+            if frame.kind is not None and frame.value_at is not None:
+                i = frame.value_at - self.given
+                if not _carries_nothing(_value(out[i]), frame.kind):
+                    out[i] = _REDACTED_JSON
+                    self.count += 1
+            frame.value_at = None
+            frame.named = True
+            return False
+        if key != "value":
+            return False
+        if frame.kind is not None:
+            redact = not _carries_nothing(_value(tok), frame.kind)
+            out.append(_REDACTED_JSON if redact else tok)
+            self.count += redact
+            return True
+        if frame.named or s is None:
+            return False
+        frame.value_at = self.given + len(out)
+        out.append(self._string(tok, s))
+        return True
+
+    def _give(self):
+        """The output up to the first string value still waiting for its object's name."""
+        waiting = [f for f in self.frames if f is not None and f.value_at is not None]
+        if waiting and len(self.held) > self.HOLD:
+            for f in waiting:
+                self.held[f.value_at - self.given] = _REDACTED_JSON
+                self.count += 1
+                f.value_at, f.named = None, True
+            waiting = []
+        n = (min(f.value_at for f in waiting) - self.given) if waiting else len(self.held)
+        done, self.held = self.held[:n], self.held[n:]
+        self.given += n
+        return "".join(done)
+
+    def close(self):
+        """What is still held (a document that ended inside an object)."""
+        done, self.held = self.held, []
+        self.given += len(done)
+        return "".join(done)
+
+    def _string(self, tok, s):
         if s is None:  # not a valid JSON string: its raw text
             s, k = _redact_text(tok)
             self.count += k
             return s
+        if not has_candidate(s):
+            return tok
         s2, k = _redact_text(s)
         if not k:
             return tok
         self.count += k
         return json.dumps(s2, ensure_ascii=False)
+
+
+class _Frame:
+    """An open object: the kind of its "name" (once seen), where its string "value" went while
+    its name is not known yet."""
+
+    __slots__ = ("kind", "value_at", "named")
+
+    def __init__(self):
+        self.kind = None
+        self.value_at = None
+        self.named = False
+
+
+def _plain(text):
+    """Whether a piece of JSON text surely holds no secret: no candidate in its raw text, nor
+    once its escapes are read (`\\u005f` is `_`; `\\t` before a key word is a separator)."""
+    if has_candidate(text):
+        return False
+    if "\\" not in text:
+        return True
+    if "\\u" in text:
+        return False  # any letter may hide behind one: the tokens are decoded
+    return not has_candidate(_ESCAPES.sub(lambda m: "/" if m.group() == "\\/" else " ", text))
+
+
+_ESCAPES = re.compile(r"\\.")
 
 
 def _is_key(toks, i):
@@ -355,38 +482,47 @@ def text_column(t):
     return _is_text(t) or ((_is_list(t) or pa.types.is_dictionary(t)) and _is_text(t.value_type))
 
 
-def redact_column(col):
-    """An Arrow array or chunked array of strings (or of lists of strings, or dictionary-encoded)
-    with every value redacted (redact_string); the same object when nothing changed.
-
-    PREFILTER runs once over the column's distinct values (hashing them is far cheaper than
-    running the expression on every row, and keeps one expression for the whole column), and
-    only the rows holding a distinct value that changed are rewritten."""
+def _values(col):
+    """The plain string values of a text column (lists flattened, dictionaries and views decoded)."""
     t = col.type
-    if len(col) == col.null_count:
-        return col
     values = col
     if pa.types.is_dictionary(t) or pa.types.is_string_view(t) or pa.types.is_list_view(t):
         values = col.cast(pa.list_(t.value_type) if _is_list(t) else t.value_type)
-    if _is_list(t):
-        values = pc.list_flatten(values)
-    distinct = pc.unique(values)
-    hit = pc.match_substring_regex(distinct, PREFILTER)
+    return pc.list_flatten(values) if _is_list(t) else values
+
+
+def _changes(columns):
+    """{value: redacted value} for every distinct value of these text columns that redaction
+    changes. PREFILTER runs once, over the distinct values of all of them together: hashing is
+    far cheaper than the expression on every row, and compiling the expression (some 2 ms for
+    its hundred formats) is paid once per table, not once per column."""
+    distinct = [pc.unique(_values(c)).cast(pa.large_string()) for c in columns if len(c) > c.null_count]
+    if not distinct:
+        return {}
+    values = pc.unique(pa.concat_arrays(distinct)) if len(distinct) > 1 else distinct[0]
+    hit = pc.match_substring_regex(values, PREFILTER)
     if not pc.any(hit).as_py():
-        return col
+        return {}
     changed = {}
-    for v in distinct.filter(pc.fill_null(hit, False)).to_pylist():
+    for v in values.filter(pc.fill_null(hit, False)).to_pylist():
         r = redact_string(v)
         if r is not v:
             changed[v] = r
-    if not changed:
+    return changed
+
+
+def _apply(col, changed):
+    """The column with the values in `changed` replaced; the same object when none is in it."""
+    t = col.type
+    values = _values(col)
+    old = pa.array(list(changed), values.type)
+    if not pc.any(pc.is_in(values, value_set=old)).as_py():
         return col
     if _is_list(t):  # rare: rebuilt from Python values
         rows = col.to_pylist()
         return pa.array([None if r is None else [changed.get(x, x) for x in r] for r in rows], t)
     if values is not col:
-        return redact_column(values).cast(t)
-    old = pa.array(list(changed), t)
+        return _apply(values, changed).cast(t)
     chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
     out = []
     for c in chunks:
@@ -397,15 +533,26 @@ def redact_column(col):
     return pa.chunked_array(out, t) if isinstance(col, pa.ChunkedArray) else out[0]
 
 
+def redact_column(col):
+    """An Arrow array or chunked array of strings (or of lists of strings, or dictionary-encoded)
+    with every value redacted (redact_string); the same object when nothing changed. Only the
+    rows holding a distinct value that changed are rewritten."""
+    changed = _changes([col])
+    return _apply(col, changed) if changed else col
+
+
 def redact_table(table):
     """The Arrow table with every string column redacted (redact_column); columns without a
     secret are the same arrays as before."""
-    for i, f in enumerate(table.schema):
-        if text_column(f.type):
-            col = table.column(i)
-            new = redact_column(col)
-            if new is not col:
-                table = table.set_column(i, f, new)
+    text = [i for i, f in enumerate(table.schema) if text_column(f.type)]
+    changed = _changes([table.column(i) for i in text])
+    if not changed:
+        return table
+    for i in text:
+        col = table.column(i)
+        new = _apply(col, changed)
+        if new is not col:
+            table = table.set_column(i, table.schema.field(i), new)
     return table
 
 

@@ -66,20 +66,68 @@ def _int(v):
     return v if type(v) is int and -(1 << 31) <= v < (1 << 31) else None
 
 
+# An outlying event lies wholly more than OUTLIER_GAP_SPANS times the bulk's length, and more
+# than OUTLIER_MIN_GAP_NS, before or after the bulk of its trace's events. The bulk runs from
+# the k-th earliest start to the k-th latest end, k = n // 1000 + 2 (so at most n // 1000 + 1
+# events at either end can be outlying); traces of fewer than OUTLIER_MIN_EVENTS timed events
+# have no bulk to speak of. On the test corpus the farthest event lies 1.2 bulk lengths away
+# (tests/test_outliers.py): the margin is about 80x.
+OUTLIER_GAP_SPANS = 100
+OUTLIER_MIN_GAP_NS = 1_000_000_000
+OUTLIER_MIN_EVENTS = 10
+
+
 def time_span(ev):
-    """(first ts_ns, last end_ns or ts_ns) of one trace's events (a polars LazyFrame), leaving
-    out metadata events (they sit at ts 0) and events without ph; (None, None) if none is timed."""
-    r = (
-        ev.filter(pl.col("ph") != "M")
-        .select(start=pl.col("ts_ns").min(), end=pl.max_horizontal(pl.col("end_ns").max(), pl.col("ts_ns").max()))
-        .collect(engine="streaming")
-        .row(0)
+    """(first ts_ns, last end_ns or ts_ns, warning lines) of one trace's events (a polars
+    LazyFrame), leaving out metadata events (they sit at ts 0), events without ph, and
+    outlying events (see OUTLIER_GAP_SPANS), which the warning counts; (None, None, []) if
+    none is timed."""
+    timed = ev.filter((pl.col("ph") != "M") & pl.col("ts_ns").is_not_null()).select(
+        "ts_ns", end=pl.max_horizontal(pl.col("end_ns"), pl.col("ts_ns"))
     )
-    return r[0], r[1]
+    whole = timed.select(n=pl.len(), start=pl.col("ts_ns").min(), end=pl.col("end").max())
+    n, start, end = whole.collect(engine="streaming").row(0)
+    if n < OUTLIER_MIN_EVENTS or end - start <= OUTLIER_MIN_GAP_NS:
+        return start, end, []
+    k = n // 1000 + 2
+    lo, hi = (
+        timed.select(lo=pl.col("ts_ns").bottom_k(k).max(), hi=pl.col("end").top_k(k).min()).collect(engine="streaming").row(0)
+    )
+    gap = max(OUTLIER_GAP_SPANS * max(hi - lo, 0), OUTLIER_MIN_GAP_NS)
+    far = (pl.col("end") < lo - gap) | (pl.col("ts_ns") > hi + gap)
+    r = (
+        timed.select(
+            n=far.sum(),
+            start=pl.col("ts_ns").filter(~far).min(),
+            end=pl.col("end").filter(~far).max(),
+            before=(lo - pl.col("end")).filter(far).max(),
+            after=(pl.col("ts_ns") - hi).filter(far).max(),
+        )
+        .collect(engine="streaming")
+        .row(0, named=True)
+    )
+    if not r["n"]:
+        return start, end, []
+    farthest = max(x for x in (r["before"], r["after"]) if x is not None)
+    side = "before" if r["before"] == farthest else "after"
+    return (
+        r["start"],
+        r["end"],
+        [
+            f"{r['n']} event(s) lie far outside the rest of the trace (the farthest {_seconds(farthest)} s {side} it; "
+            f"the others span {_seconds(r['end'] - r['start'])} s): a broken timestamp? Left out of traces.span_ns, "
+            "gpu_timeline and the headline, which cover the others"
+        ],
+    )
+
+
+def _seconds(ns):
+    s = ns / 1e9
+    return f"{s:,.0f}" if s >= 100 else f"{s:.3g}"
 
 
 def traces_table(trace_id, info, span, rank, rank_source, warnings=()):
-    """The one-row `traces` table of a trace; `span` is its time_span()."""
+    """The one-row `traces` table of a trace; `span` is (start, end) of its time_span()."""
     meta = info["metadata"]
     dist = meta.get("distributedInfo") if isinstance(meta.get("distributedInfo"), dict) else {}
     base = meta.get("baseTimeNanoseconds")

@@ -124,6 +124,16 @@ def table(tid, header, rows, kinds):
     )
 
 
+def _of_roof(pct):
+    """The hover text's % of the roofline; above 100 no device can run, so it is named a
+    model or data problem rather than printed as a measurement."""
+    if pct is None:
+        return ""
+    if pct > 100:
+        return " (above the device's peak: the FLOPs/bytes model or the data is wrong)"
+    return f" ({pct:.0f}% of roof)"
+
+
 def _warning(line):
     """One line of traces.warnings as HTML, its leading count in bold with thousands separators."""
     m = re.match(r"(\d+)(.*)", line, re.S)
@@ -412,8 +422,7 @@ class _Report:
                         r["ai"],
                         r["tf"],
                         f"{printable(r['name'])} {printable(r['shapes'] or '', 200)}: {r['ai']:.3g} FLOP/B, "
-                        f"{r['tf']:.3g} TFLOP/s"
-                        + (f" ({r['roofline_pct']:.0f}% of roof)" if r["roofline_pct"] is not None else ""),
+                        f"{r['tf']:.3g} TFLOP/s" + _of_roof(r["roofline_pct"]),
                     )
                     for r in rows
                     if r["category"] == c

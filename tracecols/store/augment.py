@@ -134,6 +134,10 @@ class _Redacting:
         out = self.redactor.feed(text)
         self.f.write(data if out is text else out.encode("utf-8", "surrogateescape"))
 
+    def flush(self):
+        """Write what the redactor still holds (an object whose end it was waiting for)."""
+        self.f.write(self.redactor.close().encode("utf-8", "surrogateescape"))
+
 
 def write_augmented(in_path, out_path, values, keep_secrets=False, events=()):
     """Copy the trace at `in_path` to `out_path` (.gz: gzip) with `values` ({uid: {arg: value}})
@@ -142,7 +146,8 @@ def write_augmented(in_path, out_path, values, keep_secrets=False, events=()):
     changed."""
     appended = ", ".join(jsontext.dumps(e) for e in events).encode()
     with atomic_output(out_path) as f:
-        rw = _Rewriter(values, f if keep_secrets else _Redacting(f), in_path, appended)
+        sink = f if keep_secrets else _Redacting(f)
+        rw = _Rewriter(values, sink, in_path, appended)
         carry = b""
         with Source(in_path).stream() as src:
             while True:
@@ -157,4 +162,6 @@ def write_augmented(in_path, out_path, values, keep_secrets=False, events=()):
                     raise Malformed(in_path, "a JSON string longer than 64 MB (or an unterminated string)")
             if rw.appended:  # the output is left unwritten: atomic_output drops it
                 raise Malformed(in_path, "no end of the event array found, where the new events would go")
+        if isinstance(sink, _Redacting):
+            sink.flush()
     return rw.placed
