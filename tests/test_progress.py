@@ -27,6 +27,12 @@ def test_line_reads_stage_bytes_events_and_eta():
     assert "analyses 10/40 · ETA 1 min 00 s" in line.text(now=line.stage_t0 + 20)
 
 
+def test_line_escapes_the_file_name():
+    line = progress.Line(stream=None)
+    line.stage("reading a\x1b[2J\r.json", total_bytes=100)
+    assert line.text().startswith("tracecols: reading a\\x1b[2J\\r.json 0.0/0.0 MB")
+
+
 def _stderr_of(args, tty):
     """The command's stderr, through a pseudo-terminal when `tty` (progress shown at once)."""
     code = (

@@ -9,6 +9,7 @@ import sys
 import polars as pl
 
 from .errors import QueryError
+from .printable import printable
 from .read.schema import PROMOTED
 
 _ARG_COLUMN = {key: col for key, col, _ in PROMOTED}
@@ -151,9 +152,9 @@ class TreeView:
     @staticmethod
     def _line(r, indent, extra):
         dur = f"  {r['dur_ns'] / 1000:.3f} µs" if r["kind"] == "kernel" and r["dur_ns"] is not None else ""
-        text = f"{'  ' * indent}UID {r['uid']} [{r['cat']}] {r['name']}{dur}"
+        text = f"{'  ' * indent}UID {r['uid']} [{printable(r['cat'], 80)}] {printable(r['name'])}{dur}"
         for k, v in extra.items():
-            text += f"\n{'  ' * indent}    {k}: {v}"
+            text += f"\n{'  ' * indent}    {k}: {printable(v)}"
         return text
 
     def print_subtree(self, uid, fields=(), trace_id=0, file=None):

@@ -12,6 +12,8 @@ import threading
 import time
 from contextlib import contextmanager
 
+from .printable import printable
+
 SHOW_AFTER = 2.0
 REFRESH = 0.25
 
@@ -89,7 +91,7 @@ class Line(Tracker):
             if done:
                 parts.append(f"ETA {_seconds(elapsed * (1 - done) / done)}")
             parts.append(f"{_seconds(now - self.t0)} so far")
-        return "tracecols: " + " · ".join(parts)
+        return "tracecols: " + printable(" · ".join(parts))  # it names the file being read
 
     def _draw(self):
         while not self._stop.wait(REFRESH):

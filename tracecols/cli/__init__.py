@@ -6,6 +6,7 @@ import sys
 
 from .. import memory, progress
 from ..errors import TraceError
+from ..printable import MESSAGE, printable
 from ..read.source import inputs_noted
 
 memory.for_this_process()  # before anything loads polars or pyarrow
@@ -117,7 +118,7 @@ def main(argv=None):
         with inputs_noted(), stdin_scope(quiet=args.quiet), progress.shown(enabled=not args.quiet and args.command != "ingest"):
             return args.func(args) or 0
     except TraceError as e:
-        print(f"tracecols: {e.line()}", file=sys.stderr)
+        print(f"tracecols: {printable(e.line(), MESSAGE)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("tracecols: interrupted", file=sys.stderr)
@@ -129,7 +130,8 @@ def main(argv=None):
         if os.environ.get(_DEBUG):
             raise
         print(
-            f"tracecols: internal error: {type(e).__name__}: {' '.join(str(e).split())} (set {_DEBUG}=1 for a traceback)",
+            f"tracecols: internal error: {type(e).__name__}: {printable(' '.join(str(e).split()), MESSAGE)} "
+            f"(set {_DEBUG}=1 for a traceback)",
             file=sys.stderr,
         )
         return 2

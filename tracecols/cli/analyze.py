@@ -5,6 +5,7 @@ import os
 import sys
 import time
 
+from ..printable import MESSAGE, printable
 from ..report.notes import graph_notes, headline_lines
 from ..report.units import fmt_ns as _ns
 from ..report.units import fmt_pct as _pct
@@ -13,22 +14,13 @@ from ..store.atomic import scratch_dir
 from ..trace import open as open_trace
 from . import flags
 from .sources import expand
-
-
-def _cut(s, n):
-    s = "" if s is None else str(s)
-    return s if len(s) <= n else s[: n - 1] + "…"
+from .table import Col, text, write
 
 
 def _table(out, title, header, rows, widths):
-    out.write(f"\n{title}\n")
-    if not rows:
-        out.write("  (none)\n")
-        return
-    fmt = "  " + "  ".join(f"{{:{'<' if i == 0 or w < 0 else '>'}{abs(w)}}}" for i, w in enumerate(widths))
-    out.write(fmt.format(*header) + "\n")
-    for r in rows:
-        out.write(fmt.format(*[_cut(c, abs(w)) for c, w in zip(r, widths)]) + "\n")
+    """A summary table: the first column and those of negative width on the left, the others right."""
+    cols = [Col(h, text, abs(w), right=i > 0 and w > 0) for i, (h, w) in enumerate(zip(header, widths))]
+    write(out, title, cols, rows)
 
 
 # What summary() reads: without -o, the ingest writes only these (and what they read).
@@ -90,7 +82,7 @@ def summary(trace, top=10, out=None):
     out = out or sys.stdout
     d = summary_data(trace, top)
     for line in headline_lines(d.get("headline", [])):
-        out.write(line + "\n")
+        out.write(printable(line) + "\n")
     if "gpu_timeline" in d:
         rows = [
             (
@@ -124,7 +116,7 @@ def summary(trace, top=10, out=None):
             (60, 4, 6, 7, 12, 12, 6),
         )
     for line in d["notes"]:
-        out.write(f"\n{line}\n")
+        out.write(f"\n{printable(line)}\n")
     if "top_ops" in d:
         rows = [
             (
@@ -142,7 +134,7 @@ def summary(trace, top=10, out=None):
             "Top ops by GPU time (kernels they launched directly; shares of GPU busy time)",
             ("op", "module", "count", "GPU time", "share", "CPU self"),
             rows,
-            (44, 24, 7, 12, 6, 12),
+            (44, -24, 7, 12, 6, 12),
         )
     if "idle_gaps" in d:
         rows = [(r["name"], r["device"], r["stream"], _ns(r["gap_ns"]), r["cause"], r["uid"]) for r in d["idle_gaps"]]
@@ -151,7 +143,7 @@ def summary(trace, top=10, out=None):
             "Worst idle gaps (before the kernel named)",
             ("next kernel", "dev", "stream", "gap", "cause", "uid"),
             rows,
-            (50, 4, 6, 12, 11, 10),
+            (50, 4, 6, 12, -11, 10),
         )
     if "optimizable_ops" in d:
         rows = [
@@ -249,7 +241,7 @@ def _print_summary(t, args):
 
 def _say(args, line):
     if not args.quiet:
-        print(f"tracecols: {line}", file=sys.stderr)
+        print(f"tracecols: {printable(line, MESSAGE)}", file=sys.stderr)
 
 
 def _note_unknown_devices(t, args):

@@ -5,6 +5,7 @@ import sys
 from decimal import Decimal
 
 from ..errors import Unsupported
+from ..printable import printable
 from ..read import rocprof
 from ..read.restore import us
 from ..store.augment import write_augmented
@@ -100,7 +101,7 @@ def augment(args):
     n = write_augmented(args.input, args.output, values, keep_secrets=args.keep_secrets, events=counters)
     kern = t.sql("select count(*) from kernels").item()
     sys.stdout.write(
-        f"wrote {args.output}: kernel_flop / kernel_num_gb on {n:,} events "
+        f"wrote {printable(args.output)}: kernel_flop / kernel_num_gb on {n:,} events "
         f"({kern:,} device events in the trace)"
         + (f"; {skipped:,} events already had them and were left as they were" if skipped else "")
         + (

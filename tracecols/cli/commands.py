@@ -7,19 +7,12 @@ import sys
 from ..engine.connection import check_read_only
 from ..errors import SourceIOError
 from ..model.secrets import REDACTED, sql_redacted_count
-from ..report.units import fmt_ns
+from ..printable import escape, escape_json, printable
+from ..report.units import fmt_bytes, fmt_ns
 from ..trace import open as open_trace
 from ..trace import reader
 from .sources import expand
-
-
-def _human_bytes(n):
-    if n is None:
-        return "?"
-    for unit in ("B", "KB", "MB", "GB", "TB"):
-        if n < 1024 or unit == "TB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
+from .table import Col, frame_text, render, text
 
 
 def info(args):
@@ -28,16 +21,16 @@ def info(args):
     assumed = t.assumed_devices()
     for tr in t.sql("select * from traces order by trace_id").iter_rows(named=True):
         meta = json.loads(tr["metadata"]) if tr["metadata"] else {}
-        out.write(f"file         {tr['path']}\n")
+        out.write(f"file         {printable(tr['path'])}\n")
         out.write(
-            f"size         {_human_bytes(tr['size_bytes'])}{' (gzip)' if tr['gzip'] else ''}   sha256 {tr['sha256'][:16]}…\n"
+            f"size         {fmt_bytes(tr['size_bytes'], '?')}{' (gzip)' if tr['gzip'] else ''}   sha256 {tr['sha256'][:16]}…\n"
         )
         out.write(f"events       {tr['n_events']:,}\n")
         out.write(f"time span    {fmt_ns(tr['span_ns'], '?')}   (first event at {tr['start_ns']} ns)\n")
         rank = "unknown" if tr["rank"] is None else f"{tr['rank']} (from {tr['rank_source']})"
         ws = "unknown" if tr["world_size"] is None else tr["world_size"]
-        out.write(f"rank         {rank}   world size {ws}   backend {tr['backend'] or '-'}\n")
-        out.write(f"schema       {tr['schema_version'] or '-'}\n")
+        out.write(f"rank         {rank}   world size {ws}   backend {printable(tr['backend'] or '-', 80)}\n")
+        out.write(f"schema       {printable(tr['schema_version'] or '-', 80)}\n")
         if not os.path.isdir(tr["path"]):
             out.write(f"reader       {reader()}\n")
         devs = t.sql(
@@ -46,14 +39,15 @@ def info(args):
         if devs.height:
             names = devs.group_by("name", maintain_order=True).len()
             desc = ", ".join(f"{r['len']}x {r['name'] or '(no name)'}" for r in names.iter_rows(named=True))
-            out.write(f"devices      {desc}\n")
+            out.write(f"devices      {printable(desc)}\n")
         else:
             out.write("devices      none listed\n")
         for _, dev, name in (d for d in assumed if d[0] == tr["trace_id"]):
             out.write(
-                f"assumed      device {dev} (ran work, not in deviceProperties) taken as {name}: the only device type listed\n"
+                f"assumed      device {dev} (ran work, not in deviceProperties) taken as {printable(name, 80)}: "
+                "the only device type listed\n"
             )
-        out.write(f"metadata     {', '.join(sorted(meta)) or '-'}\n")
+        out.write(f"metadata     {printable(', '.join(sorted(meta)) or '-')}\n")
         hidden = (tr["metadata"] or "").count(REDACTED)  # distributedInfo is inside metadata
         marks = sql_redacted_count(t.arrow("select * from events limit 0").schema)
         in_events = t.sql(f"select coalesce(sum({marks}), 0)::BIGINT from events where trace_id = {tr['trace_id']}").item()
@@ -64,18 +58,19 @@ def info(args):
             )
         if tr["warnings"]:
             for w in tr["warnings"]:
-                out.write(f"warning      {w}\n")
+                out.write(f"warning      {printable(w)}\n")
         # a negative dur (counted in the warnings above) adds nothing, as in every other sum
         cats = t.sql(f"""select coalesce(cat, '(none)') as cat, ph, count(*) as events,
                                 sum(greatest(dur_ns, 0))::BIGINT as total_dur_ns
                          from events where trace_id = {tr["trace_id"]}
                          group by all order by events desc""")
-        out.write("\nevents by category\n")
-        width = max([len(c) for c in cats["cat"]] + [8])
-        out.write(f"  {'category':<{width}}  ph  {'events':>10}  {'total duration':>16}\n")
-        for r in cats.iter_rows(named=True):
-            dur = fmt_ns(r["total_dur_ns"]) if r["total_dur_ns"] is not None else ""
-            out.write(f"  {r['cat']:<{width}}  {r['ph'] or '-':<2}  {r['events']:>10,}  {dur:>16}\n")
+        cols = [
+            Col("category", text, 60),
+            Col("ph", text, 2),
+            Col("events", lambda v: f"{v:,}", right=True),
+            Col("total duration", lambda v: "" if v is None else fmt_ns(v), right=True),
+        ]
+        out.write("\n" + render(cols, cats.rows(), "events by category"))
         out.write("\n")
 
 
@@ -85,8 +80,11 @@ def sql(args):
     fmt = args.format
     if fmt == "parquet" and not args.output:
         raise SourceIOError("-o", "--format parquet needs -o FILE")
-    if fmt == "table" and not args.output:  # DuckDB draws it: the quick path needs no polars
-        t.show(args.query, args.max_rows)
+    if fmt == "table" and not args.output:  # the first rows only, as Arrow: the quick path needs no polars
+        head = t.head(args.query, max(args.max_rows, 0) + 1)
+        if head is not None:
+            more = head.num_rows > args.max_rows
+            sys.stdout.write(frame_text(head.slice(0, max(args.max_rows, 0)), more=more))
         return 0
     # a column CSV, JSON or a text table cannot hold comes as DuckDB's text of each value
     df = t._engine.polars(args.query, text_for_files=fmt != "parquet")
@@ -103,11 +101,12 @@ def emit(df, output, fmt):
     elif fmt == "parquet":
         raise SourceIOError("-o", "--format parquet needs -o FILE")
     elif fmt == "csv":
-        sys.stdout.write(_flat(df).write_csv())
+        flat = _flat(df)
+        sys.stdout.write((_escaped(flat) if sys.stdout.isatty() else flat).write_csv())
     elif fmt == "json":
-        sys.stdout.write(df.write_ndjson())
+        sys.stdout.write(escape_json(df.write_ndjson()))
     else:
-        sys.stdout.write(_table_text(df))
+        sys.stdout.write(frame_text(df))
 
 
 def _flat(df):
@@ -123,6 +122,17 @@ def _flat(df):
     )
 
 
+def _escaped(df):
+    """CSV for a terminal: every text cell escaped (printable.py), so that the terminal shows
+    the bytes of a name instead of obeying them. Into a pipe or a file CSV stays the data."""
+    import polars as pl
+
+    text_cols = [c for c, t in df.schema.items() if t == pl.String]
+    return df.with_columns(
+        pl.Series(c, [None if v is None else escape(v) for v in df[c].to_list()], dtype=pl.String) for c in text_cols
+    )
+
+
 def _write_atomic(df, path, fmt):
 
     from ..store.atomic import atomic_output
@@ -134,16 +144,9 @@ def _write_atomic(df, path, fmt):
         elif fmt == "csv":
             _flat(df).write_csv(f)
         elif fmt == "json":
-            df.write_ndjson(f)
+            f.write(escape_json(df.write_ndjson()).encode("utf-8"))
         else:
-            f.write(_table_text(df).encode("utf-8"))
-
-
-def _table_text(df):
-    import polars as pl
-
-    with pl.Config(tbl_rows=-1, tbl_cols=-1, fmt_str_lengths=1000, tbl_width_chars=10000):
-        return str(df) + "\n"
+            f.write(frame_text(df).encode("utf-8"))
 
 
 def tree(args):
@@ -159,7 +162,8 @@ def tree(args):
         uid = hits["uid"][0]
         if hits.height > 1:
             print(
-                f"tracecols: {hits.height} events named {args.name}; showing the first (uid {uid}), pick another with --uid",
+                f"tracecols: {hits.height} events named {printable(args.name)}; showing the first (uid {uid}), "
+                "pick another with --uid",
                 file=sys.stderr,
             )
     if args.fields is None:

@@ -1,13 +1,17 @@
 """`tracecols diff A B [--by kernel|op|callpath] [--by-device] [-o DIR]`: what changed between two traces."""
 
 import sys
+from dataclasses import replace
 
 # polars is imported in the functions that use it: the CLI's parser loads this module for
 # every command, and `tracecols sql` should not pay for it.
 from ..errors import Unsupported
+from ..printable import printable
+from ..report.units import column_format, fmt_ns, fmt_number, fmt_pct, fmt_tflops
 from ..store import parquet
 from ..trace import open as open_trace
 from . import flags
+from .table import Col, render, text
 
 KINDS = ("kernel", "op", "callpath")
 FILES = {"kernel": "diff_kernels", "op": "diff_ops", "callpath": "diff_callpaths"}
@@ -29,79 +33,64 @@ def compute(a, b, kinds=KINDS, captures=(), by_device=False, keep_secrets=False)
     return _opened(a, cap[0], keep_secrets).compare(_opened(b, cap[1], keep_secrets), kinds, by_device)
 
 
-def _ms(col):
-    import polars as pl
-
-    return (pl.col(col) / 1e6).round(3)
-
-
-def _pct_of_peak(col):
-    """A % of peak to one decimal, or `>peak?` above 100: no device runs above its peak, so such
-    a value says the FLOPs/bytes model or the data is wrong, and is not printed as a number."""
-    import polars as pl
-
-    c = pl.col(col)
-    return pl.when(c > 100).then(pl.lit(">peak?")).otherwise(c.round(1).cast(pl.String)).alias(col)
+def _signed(fmt):
+    """A change: `+` before a growth, as the formatter writes a drop."""
+    return lambda v: ("+" if v is not None and v > 0 else "") + fmt(v)
 
 
-def _short(col, width, left=False):
-    import polars as pl
-
-    c = pl.col(col).fill_null("")
-    cut = (pl.lit("…") + c.str.slice(-(width - 1))) if left else (c.str.slice(0, width - 1) + pl.lit("…"))
-    return pl.when(c.str.len_chars() > width).then(cut).otherwise(c).alias(col)
+def _pct_of_peak(v):
+    """A % of peak, or `>peak?` above 100: no device runs above its peak, so such a value says
+    the FLOPs/bytes model or the data is wrong, and is not printed as a number."""
+    return ">peak?" if v is not None and v > 100 else fmt_pct(v)
 
 
 def terminal(frame, kind, top):
-    import polars as pl
-
+    """The first `top` rows of a comparison as (columns, rows) of the CLI's table."""
     f = frame.head(top)
+    ns, pct, num = (Col("", fmt_ns, right=True), Col("", fmt_pct, right=True), Col("", fmt_number, right=True))
+    spec = [("status", Col("status", text))]
     if kind == "kernel":
-        where = (
-            [pl.col("device")]
-            if "device" in frame.columns
-            else [pl.col("devices_a").alias("dev A"), pl.col("devices_b").alias("dev B")]
-        )
-        cols = [
-            pl.col("status"),
-            *where,
-            _short("name", 60),
-            pl.col("count_a").alias("n A"),
-            pl.col("count_b").alias("n B"),
-            _ms("gpu_ns_a").alias("GPU ms A"),
-            _ms("gpu_ns_b").alias("GPU ms B"),
-            _ms("delta_gpu_ns").alias("Δ ms"),
-            pl.col("delta_gpu_pct").round(1).alias("Δ %"),
+        if "device" in frame.columns:
+            spec.append(("device", replace(num, header="dev")))
+        else:
+            spec += [("devices_a", Col("dev A", text, 12)), ("devices_b", Col("dev B", text, 12))]
+        spec += [
+            ("name", Col("name", text, 60)),
+            ("count_a", replace(num, header="n A")),
+            ("count_b", replace(num, header="n B")),
+            ("gpu_ns_a", replace(ns, header="GPU A")),
+            ("gpu_ns_b", replace(ns, header="GPU B")),
+            ("delta_gpu_ns", replace(ns, header="Δ GPU", fmt=_signed(fmt_ns))),
+            ("delta_gpu_pct", replace(pct, header="Δ %", fmt=_signed(fmt_pct))),
         ]
         if frame["flops_a"].is_not_null().any() or frame["flops_b"].is_not_null().any():
-            cols += [
-                pl.col("tflops_per_s_a").round(2).alias("TFLOP/s A"),
-                pl.col("tflops_per_s_b").round(2).alias("TFLOP/s B"),
-                _pct_of_peak("flops_pct_of_peak_a").alias("%peak A"),
-                _pct_of_peak("flops_pct_of_peak_b").alias("%peak B"),
+            spec += [
+                ("tflops_per_s_a", Col("rate A", fmt_tflops, right=True)),
+                ("tflops_per_s_b", Col("rate B", fmt_tflops, right=True)),
+                ("flops_pct_of_peak_a", replace(pct, header="%peak A", fmt=_pct_of_peak)),
+                ("flops_pct_of_peak_b", replace(pct, header="%peak B", fmt=_pct_of_peak)),
             ]
         if frame["bytes_a"].is_not_null().any() or frame["bytes_b"].is_not_null().any():
-            cols += [
-                pl.col("tb_per_s_a").round(3).alias("TB/s A"),
-                pl.col("tb_per_s_b").round(3).alias("TB/s B"),
-                _pct_of_peak("bandwidth_pct_of_peak_a").alias("%bw A"),
-                _pct_of_peak("bandwidth_pct_of_peak_b").alias("%bw B"),
+            spec += [
+                ("tb_per_s_a", Col("bw A", column_format("tb_per_s"), right=True)),
+                ("tb_per_s_b", Col("bw B", column_format("tb_per_s"), right=True)),
+                ("bandwidth_pct_of_peak_a", replace(pct, header="%bw A", fmt=_pct_of_peak)),
+                ("bandwidth_pct_of_peak_b", replace(pct, header="%bw B", fmt=_pct_of_peak)),
             ]
     else:
         key = "name" if kind == "op" else "callpath"
-        cols = [
-            pl.col("status"),
-            _short(key, 70, left=kind == "callpath"),
-            pl.col("count_a").alias("n A"),
-            pl.col("count_b").alias("n B"),
-            _ms("gpu_ns_a").alias("GPU ms A"),
-            _ms("gpu_ns_b").alias("GPU ms B"),
-            _ms("delta_gpu_ns").alias("Δ GPU ms"),
-            _ms("host_ns_a").alias("host ms A"),
-            _ms("host_ns_b").alias("host ms B"),
-            _ms("delta_host_ns").alias("Δ host ms"),
+        spec += [
+            (key, Col(key, text, 70, keep="end" if kind == "callpath" else "start")),
+            ("count_a", replace(num, header="n A")),
+            ("count_b", replace(num, header="n B")),
+            ("gpu_ns_a", replace(ns, header="GPU A")),
+            ("gpu_ns_b", replace(ns, header="GPU B")),
+            ("delta_gpu_ns", replace(ns, header="Δ GPU", fmt=_signed(fmt_ns))),
+            ("host_ns_a", replace(ns, header="host A")),
+            ("host_ns_b", replace(ns, header="host B")),
+            ("delta_host_ns", replace(ns, header="Δ host", fmt=_signed(fmt_ns))),
         ]
-    return f.select(cols)
+    return [c for _, c in spec], f.select([k for k, _ in spec]).rows()
 
 
 def diff(args):
@@ -110,10 +99,8 @@ def diff(args):
     frame = res[args.by]
     n_a = (frame["status"] == "only in A").sum()
     n_b = (frame["status"] == "only in B").sum()
-    import polars as pl
-
     out = sys.stdout
-    out.write(f"A  {args.a}\nB  {args.b}\n")
+    out.write(f"A  {printable(args.a)}\nB  {printable(args.b)}\n")
     how = {
         "kernel": " by device and name" if args.by_device else " by name, all devices together",
         "op": " by name",
@@ -121,19 +108,11 @@ def diff(args):
     }[args.by]
     out.write(
         f"{args.by}s{how}: {frame.height} keys, {n_a} only in A, {n_b} only in B, {frame.height - n_a - n_b} in both; "
-        f"GPU time A {frame['gpu_ns_a'].sum() / 1e6:.3f} ms, B {frame['gpu_ns_b'].sum() / 1e6:.3f} ms"
+        f"GPU time A {fmt_ns(frame['gpu_ns_a'].sum())}, B {fmt_ns(frame['gpu_ns_b'].sum())}"
         f" (sorted by |Δ GPU time|, top {min(args.top, frame.height)})\n"
     )
-    with pl.Config(
-        tbl_rows=-1,
-        tbl_cols=-1,
-        tbl_width_chars=250,
-        fmt_str_lengths=80,
-        tbl_hide_dataframe_shape=True,
-        tbl_hide_column_data_types=True,
-        float_precision=3,
-    ):
-        out.write(str(terminal(frame, args.by, args.top)) + "\n")
+    cols, rows = terminal(frame, args.by, args.top)
+    out.write(render(cols, rows))
     if args.output:
         tables = {FILES[k]: res[k].to_arrow() for k in KINDS}
         parquet.write_dir(args.output, tables, parquet.manifest(tables, layout="diff", a=str(args.a), b=str(args.b)))

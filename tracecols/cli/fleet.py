@@ -7,6 +7,7 @@ import time
 from ..errors import SourceIOError
 from ..fleet.ingest import Reporter, ingest_lake
 from ..fleet.lake import Lake
+from ..printable import MESSAGE, printable
 from ..progress import Tracker, using
 
 
@@ -28,6 +29,7 @@ class ProgressReporter(Reporter, Tracker):
         self.read_here = 0  # bytes of the file in hand read in this process, already on the bar
 
     def _print(self, line):
+        line = printable(line, MESSAGE)  # notes and errors quote paths and trace content
         if self.progress is not None:
             self.progress.console.print(line, markup=False, highlight=False)
         else:

@@ -8,6 +8,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from ..model.secrets import redact, redact_table
+from ..printable import MESSAGE, printable
 from ..store import parquet
 from . import flags
 
@@ -58,7 +59,10 @@ def link(args):
     from ..store.et_json import write_et_plus
 
     write_et_plus(args.et, et["meta"], nodes, kernels, plus, keep_secrets=args.keep_secrets)
-    w = sys.stdout.write
+
+    def w(line):  # the ET's method, pids and paths come from the files
+        sys.stdout.write(printable(line.rstrip("\n"), MESSAGE) + "\n")
+
     w(f"ET           {et['path']}  (schema {s['et_schema']}, {s['et_nodes']:,} nodes)\n")
     w(f"Kineto       {inputs[0]['path']}  ({s['kineto_ops']:,} cpu_op/user_annotation ops)\n")
     w(f"linked by    {s['method']}  — {s['why']}\n")

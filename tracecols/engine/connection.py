@@ -236,6 +236,15 @@ class Engine:
             with self._running(query):
                 rel.show(max_rows=max_rows, max_width=200, max_col_width=80)
 
+    def head(self, query, n):
+        """The first `n` rows of the result as Arrow (None for a statement without rows)."""
+        rel = self._run(query)
+        if rel is None:
+            return None
+        with self._running(query):
+            out = rel.limit(n).arrow()
+        return out.read_all() if hasattr(out, "read_all") else out
+
     def polars(self, query, text_for_files=False):
         """The result as a polars DataFrame. Columns of types polars cannot take (INTERVAL,
         UNION) come as DuckDB's text of each value; with `text_for_files`, so do those CSV or

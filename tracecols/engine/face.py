@@ -36,6 +36,11 @@ class Face:
         """Run DuckDB SQL over the tables; returns an Arrow table."""
         return self._engine.arrow(query)
 
+    def head(self, query: str, n: int) -> pa.Table | None:
+        """The first `n` rows of a query's result as an Arrow table (DuckDB stops there where
+        it can); None for a statement that returns no rows."""
+        return self._engine.head(query, n)
+
     def show(self, query: str, max_rows: int = 50) -> None:
         """Print a query's result as a terminal table."""
         self._engine.show(query, max_rows)

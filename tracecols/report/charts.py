@@ -6,9 +6,10 @@ script counts them in the browser).
 """
 
 import math
-from html import escape
 
+from ..printable import printable
 from .labels import fit, text_px
+from .labels import html_text as _e
 
 PALETTE = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac")
 
@@ -16,10 +17,6 @@ W, H = 860, 340  # default plot size (px)
 MR, MT, MB = 12, 16, 46  # margins: right (beyond the last tick's label), top, bottom
 FONT, VAL_FONT, AXT_FONT = 11, 10, 12  # px: the page's CSS for svg text, .val and .axt
 LABEL_MAX = 330  # px: the widest a bar label may be (a longer one is cut, whole in its tooltip)
-
-
-def _e(s):
-    return escape("" if s is None else str(s), quote=True)
 
 
 def _num(v):
@@ -97,7 +94,8 @@ def bar_labels(labels, short=None, cut="middle"):
     """Bar labels that fit LABEL_MAX: `short` (a name shortener) first, then cut in the middle
     or at the end; labels that an end cut made equal are cut in the middle instead, which
     keeps their ends apart."""
-    shown = [str(short(lab) if short else lab) for lab in labels]
+    cut_ = [printable(lab) for lab in labels]  # a name of megabytes is measured no further than LONG
+    shown = [printable(short(c)) if short else c for c in cut_]
     out = [fit(s, LABEL_MAX, FONT, where=cut) for s in shown]
     dup = {c for c in out if out.count(c) > 1}
     return [fit(s, LABEL_MAX, FONT) if c in dup and c != s else c for s, c in zip(shown, out)]
@@ -301,6 +299,6 @@ def icicle(cid, title, reading, rects, levels, legend, note=None):
         if room >= text_px("ab…", VAL_FONT):
             b.append(
                 f'<text class="val" x="{x + 3:.1f}" y="{y + ICICLE_ROW * 0.7:.1f}">'
-                f"<title>{_e(tip)}</title>{_e(fit(label, room, VAL_FONT, where='end'))}</text>"
+                f"<title>{_e(tip)}</title>{_e(fit(printable(label), room, VAL_FONT, where='end'))}</text>"
             )
     return figure(cid, title, reading, _svg(w, h, "".join(b)), legend=legend, note=note)

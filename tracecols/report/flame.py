@@ -12,6 +12,8 @@ them, so that two reports of similar runs line up.
 
 from collections.abc import Callable, Iterable
 
+from ..printable import escape
+
 # metric -> the `stacks` column it reads
 METRICS = {"self_cpu": "self_cpu_ns", "self_device": "self_device_ns"}
 
@@ -31,7 +33,8 @@ def kind(frame):
 
 def folded(src, trace_id: int, metric: str = "self_cpu") -> list[tuple[str, int]]:
     """The folded lines of one trace of `src` (a Trace or Lake): [(stack, µs)], the frames joined by
-    `;` from the root down, sorted by stack; the metric's ns rounded to the nearest µs (halves
+    `;` from the root down (control characters escaped: a line is one stack), sorted by stack;
+    the metric's ns rounded to the nearest µs (halves
     up), stacks that round to 0 left out."""
     col = METRICS[metric]
     rows = src.sql(f"""SELECT trace_id, node, parent, frame, {col} FROM stacks
@@ -41,7 +44,7 @@ def folded(src, trace_id: int, metric: str = "self_cpu") -> list[tuple[str, int]
     # is the byte order of UTF-8 text: the order DuckDB's ORDER BY gives.
     lines = [
         (stack, (ns + 500) // 1000)
-        for stack, ns in _walk(rows, lambda up, frame: frame if up is None else f"{up};{frame}")
+        for stack, ns in _walk(rows, lambda up, frame: escape(frame) if up is None else f"{up};{escape(frame)}")
         if ns >= 500
     ]
     lines.sort()

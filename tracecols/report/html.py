@@ -5,11 +5,12 @@ import math
 import os
 import re
 from decimal import Decimal
-from html import escape
 
+from ..printable import printable
 from ..version import __version__
 from . import charts, flame
 from .charts import PALETTE
+from .labels import html_text as _e
 from .labels import kernel_label, trace_labels
 from .units import fmt_ns, time_unit
 from .units import fmt_pct as _pct
@@ -91,10 +92,6 @@ try{tcCheck();}catch(e){tcErrors.push('check: '+e);document.getElementById('tc-c
 """
 
 
-def _e(s):
-    return escape("" if s is None else str(s), quote=True)
-
-
 def table(tid, header, rows, kinds):
     """A sortable table. kinds per column: 'name' (text), 'n' (number shown as is),
     ('ns',) a duration in ns, 'pct'; each row cell is a raw value."""
@@ -147,11 +144,6 @@ def _top(rows, what):
     """`Top 15 kernels`, `Top kernel`: the title of a top-N chart of these rows."""
     n = min(TOP, len(rows))
     return f"Top {n} {what}s" if n > 1 else f"Top {what}"
-
-
-def _cut(s, n):
-    s = "" if s is None else str(s)
-    return s if len(s) <= n else s[: n - 1] + "…"
 
 
 def _rows(src, q):
@@ -360,7 +352,7 @@ class _Report:
                         short=kernel_label,
                         cut="end",
                         note="Kernel names without namespaces and arguments; hover a bar or see the table for the full name."
-                        if any(kernel_label(r["name"]) != r["name"] for r in rows[:TOP])
+                        if any(kernel_label(printable(r["name"])) != printable(r["name"]) for r in rows[:TOP])
                         else None,
                     )
                 )
@@ -429,7 +421,7 @@ class _Report:
                     (
                         r["ai"],
                         r["tf"],
-                        f"{r['name']} {r['shapes'] or ''}: {r['ai']:.3g} FLOP/B, "
+                        f"{printable(r['name'])} {printable(r['shapes'] or '', 200)}: {r['ai']:.3g} FLOP/B, "
                         f"{r['tf']:.3g} TFLOP/s" + _of_roof(r["roofline_pct"]),
                     )
                     for r in rows
@@ -591,7 +583,7 @@ class _Report:
                             (
                                 (r["gap_start_ns"] - origin[r["trace_id"]]) / div,
                                 r["gap_ns"] / gdiv,
-                                f"{self.scope(r)} stream {r['stream']}: {fmt_ns(r['gap_ns'])} before {_cut(r['name'], 50)}",
+                                f"{self.scope(r)} stream {r['stream']}: {fmt_ns(r['gap_ns'])} before {printable(r['name'], 50)}",
                             )
                             for r in rows
                             if r["cause"] == c
@@ -699,7 +691,7 @@ class _Report:
             return
         colours = {k: PALETTE[i] for i, k in enumerate(flame.KINDS)}
         rects = [
-            (lvl, start, width, name, f"{name}: {fmt_ns(v)} ({100 * width:.1f}%)", colours[flame.kind(name)])
+            (lvl, start, width, name, f"{printable(name)}: {fmt_ns(v)} ({100 * width:.1f}%)", colours[flame.kind(name)])
             for lvl, start, width, name, v in drawn
         ]
         what = "device time launched" if dev > 0 else "CPU self time"
@@ -722,8 +714,8 @@ class _Report:
                 legend,
                 note=f"{fmt_ns(total)} of {what}. "
                 + (
-                    f"The {len(trunk)} outermost frames, the same in every stack ({_cut(trunk[0], 40)} … "
-                    f"{_cut(trunk[-1], 40)}), are left out. "
+                    f"The {len(trunk)} outermost frames, the same in every stack ({printable(trunk[0], 40)} … "
+                    f"{printable(trunk[-1], 40)}), are left out. "
                     if trunk
                     else ""
                 )

@@ -8,6 +8,9 @@ Linux browsers fall back to, rounded up per class of character: other fonts draw
 
 import os
 import re
+from html import escape
+
+from ..printable import LONG, printable
 
 _EM = (
     (0.34, frozenset(" '.,:;/\\|ijlIJ")),
@@ -19,6 +22,15 @@ _EM = (
 _DEFAULT_EM = 0.64  # lower case, digits, `_` and the rest of ASCII
 _WIDE_EM = 1.0  # anything outside ASCII (…, µ, ·, CJK): the widest case
 ELLIPSIS = "…"
+PAGE_CHARS = 2 * LONG  # the most characters of one text on the page: room for a label of LONG and what is said of it
+
+
+def html_text(s):
+    """Any text drawn on the page, as HTML: its control characters escaped and a text of more
+    than PAGE_CHARS cut (printable.py), then its HTML special characters escaped. A name from
+    a trace that is part of a longer text is cut to LONG first (`printable`), so that what
+    follows it stays."""
+    return escape(printable(s, PAGE_CHARS), quote=True)
 
 
 def _em(ch):
