@@ -20,6 +20,7 @@ import re
 
 import pyarrow as pa
 
+from .. import memory
 from ..errors import Malformed, NotATrace
 from . import jsontext
 from .kineto import item_stream, parse_tail
@@ -249,7 +250,9 @@ def read_execution_trace(path):
         tail = parse_tail(items.tap.tail_bytes()) or {}
         meta.update({k: v for k, v in tail.items() if k != "nodes"})
     flush()
-    tables = {k: pa.concat_tables(v).combine_chunks() for k, v in parts.items()}
+    # one table at a time, its parts freed as it is combined: not every table twice at once
+    tables = {k: pa.concat_tables(parts.pop(k)).combine_chunks() for k in list(parts)}
+    memory.release()  # the parsed nodes' heap and the parts, before the caller needs it
     return {
         "meta": meta,
         **tables,
