@@ -368,7 +368,7 @@ def _attach(et_nodes, links, slices, kernels):
         )
         .drop("_i")
     )
-    base = pl.from_arrow(et_nodes).with_row_index("_row")
+    base = pl.from_arrow(et_nodes.select(["node_id"])).with_row_index("_row")  # the node's own columns stay Arrow
     out = base.join(per, on="node_id", how="left").sort("_row").drop("_row")
     cols = [et_nodes.column(name) for name in et_nodes.column_names]
     fields = list(et_nodes.schema)
