@@ -4,7 +4,8 @@ ijson's C backend builds the Python objects one parser event at a time. msgspec 
 whole buffer about 2.5x faster into the very same objects: integers as int (of any size),
 every other number as an exact Decimal of its text (jsontext.Exact, a Decimal that pyarrow
 will not truncate into an integer column), strings, lists, dicts with the last of duplicate
-keys. So the array is read in blocks; each block is cut after its last `}` `,` `{` and the
+keys. So the array is read in blocks; each block is cut after its last `}` `,` `{` (the last
+one before a `{` that opens with the first element's first key, where there is one) and the
 part before the cut is decoded as the document "[" + part + "]".
 
 A part decodes only if its cut lies between two elements of the array: a cut inside a
@@ -217,7 +218,7 @@ class Items:
         return None
 
 
-def _cut_patterns(buf, start):
+def _cut_patterns(buf: bytes, start: int) -> tuple[re.Pattern[bytes], ...]:
     """Where to cut the array that starts at `buf[start]`: before an element that opens with the
     key its first element opens with, else before any `{`. Elements hold objects too (an ET
     node's attrs, an event's args), and a cut before one of those leaves a bracket open: the part
