@@ -53,6 +53,27 @@ LINK_COLUMNS = [
     ("kernel_dur_subtree_ns", pa.int64()),
 ]
 
+# the columns of the Kineto base tables that link() reads (all a caller needs to read of them)
+KINETO_COLUMNS = {
+    "events": ("trace_id", "uid", "record_function_id"),
+    "slices": (
+        "trace_id",
+        "uid",
+        "cat",
+        "name",
+        "pid",
+        "tid",
+        "ts_ns",
+        "dur_ns",
+        "end_ns",
+        "external_id",
+        "parent_uid",
+        "pre",
+        "subtree_end",
+    ),
+    "kernels": ("trace_id", "uid", "cat", "name", "device", "stream", "correlation", "ts_ns", "dur_ns", "launch_uid"),
+}
+
 KERNEL_SCHEMA = pa.schema(
     [
         ("node_id", pa.int64()),

@@ -219,6 +219,12 @@ def _head(src):
         raise
 
 
+def check_execution_trace(path: str) -> None:
+    """Raise what read_execution_trace would for a file that is no ET (or cannot be read), from
+    its first keys only: for a caller that reads something long before it."""
+    _head(Source(path))
+
+
 def read_execution_trace(path):
     """Read an ET file. Returns {"meta": top-level keys, "nodes", "inputs", "outputs": Arrow tables,
     "path", "size", "sha256"}."""
