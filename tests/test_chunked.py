@@ -109,6 +109,33 @@ def test_many_blocks_same_elements_and_fast_path_taken(small_blocks):
     assert parse_tail(tail) == parse_tail(slow_tail) == {"deviceProperties": [{"id": 0}]}
 
 
+def test_elements_holding_lists_of_objects_are_cut_between_elements(small_blocks, monkeypatch):
+    """An ET node's attrs are a list of objects: most `}, {` lie inside a node, and a part cut
+    there does not decode. Cuts go before an element opening with the first element's key, so
+    the parts decode and none is left to ijson."""
+    nodes = [
+        {"id": i, "name": f"aten::op{i}", "attrs": [{"name": k, "type": "uint64", "value": i} for k in ("rf_id", "tid", "scope")]}
+        for i in range(300)
+    ]
+    doc = json.dumps({"schema": "1.1.1", "nodes": nodes, "finish_ts": 5}).encode()
+    failed = []
+
+    class Failing:
+        def decode(self, b):
+            try:
+                return _REAL_DECODE.decode(b)
+            except ValueError:
+                failed.append(len(b))
+                raise
+
+    monkeypatch.setattr(chunked, "_DECODE", Failing())
+    items = Items(io.BytesIO(doc), "nodes.item", _ijson_items, _Tap)
+    got = list(items)
+    assert got == nodes and parse_tail(items.tap.tail_bytes()) == {"finish_ts": 5}
+    # nothing went to ijson; the only part that failed is the one whose sole cut lay inside the last node
+    assert items._counted is None and len(failed) <= 1
+
+
 def test_cut_inside_a_string_is_never_taken_for_an_element_boundary(small_blocks):
     events = _events(200)
     for i in range(0, 200, 3):

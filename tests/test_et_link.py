@@ -239,12 +239,15 @@ def test_find_tail(region, want):
     assert find_tail(region) == want
 
 
-def test_et_whose_cuts_fall_inside_nodes_reads_fast():
-    """Every block of GEN_ET ends inside a node's attrs, so its last part is the whole file, where
-    find_tail looks for the end of `nodes` among thousands of `[]`: that took minutes when each
-    candidate's remainder was parsed whole."""
+def test_et_whose_cuts_fall_inside_nodes_reads_fast(monkeypatch):
+    """Cut at any `}, {`, every block of GEN_ET ends inside a node's attrs, so its last part is the
+    whole file, where find_tail looks for the end of `nodes` among thousands of `[]`: that took
+    minutes when each candidate's remainder was parsed whole."""
     import time
 
+    import tracecols.read.chunked as chunked
+
+    monkeypatch.setattr(chunked, "_cut_patterns", lambda buf, start: (chunked._CUT,))
     t = time.perf_counter()
     et = read_execution_trace(GEN_ET)
     assert et["nodes"].num_rows == 3483 and et["meta"]["finish_ts"] == 411691
@@ -261,3 +264,56 @@ def test_reader_parts_make_the_same_tables(monkeypatch):
     for key in ("nodes", "inputs", "outputs"):
         assert parts[key].equals(whole[key]), key
     assert parts["nodes"].num_rows == 3483 and parts["inputs"].num_rows > 3483
+
+
+@pytest.mark.parametrize("et_path, k_path", [(GEN_ET, GEN_K), (HTA_ET, HTA_K), dlrm_pair(0)], ids=["generated", "hta", "dlrm0"])
+@pytest.mark.parametrize("streamed", [False, True], ids=["in_memory", "streamed"])
+def test_link_reads_only_its_columns_of_the_kineto_trace(monkeypatch, tmp_path, et_path, k_path, streamed):
+    """`link` reads the Kineto trace's KINETO_COLUMNS only (read_columns: a projection of the
+    tables in memory, or of the Parquet store a big trace is streamed into): the same link as
+    from the whole tables, and nothing of the temporary store is left behind."""
+    import tempfile
+
+    import tracecols.pipeline as pipeline
+    from tracecols.model.et_link import KINETO_COLUMNS
+
+    et = read_execution_trace(et_path)
+    whole, whole_inputs = ingest([str(k_path)])
+    want = link(et["nodes"], whole["events"], whole["slices"], whole["kernels"], et["meta"]["pid"])
+    if streamed:
+        monkeypatch.setattr(pipeline, "IN_MEMORY_BYTES", 0)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    got, inputs = pipeline.read_columns([str(k_path)], KINETO_COLUMNS)
+    assert {k: t.column_names for k, t in got.items()} == {k: list(c) for k, c in KINETO_COLUMNS.items()}
+    assert inputs == whole_inputs
+    nodes, kern, s = link(et["nodes"], got["events"], got["slices"], got["kernels"], et["meta"]["pid"])
+    assert nodes.equals(want[0]) and kern.equals(want[1]) and s == want[2]
+    assert s["matched"] > 0
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_kineto_columns_do_not_keep_the_whole_read_alive():
+    """The projected columns are copies: a column of a batch imported through Arrow's C data
+    interface holds the whole batch (every other column) until it is freed."""
+    import pyarrow as pa
+
+    from tracecols.pipeline import _copied
+
+    t = pa.table({"a": pa.chunked_array([[1, 2], [3, None]]), "b": ["x", "y", "z", None]})
+    c = _copied(t.select(["a"]))
+    assert c.equals(t.select(["a"])) and c.column(0).num_chunks == 2
+    for old, new in zip(t.column("a").chunks, c.column("a").chunks):
+        assert {b.address for b in old.buffers() if b}.isdisjoint(b.address for b in new.buffers() if b)
+
+
+def test_cli_link_names_an_et_that_is_no_et_before_reading_the_kineto_trace(tmp_path):
+    """The ET's head is checked first: a wrong --et fails at once, not after the Kineto read."""
+    bad = tmp_path / "bad.json"
+    bad.write_text("[1, 2]")
+    r = subprocess.run(
+        [EXE, "link", "--et", str(bad), "--kineto", str(tmp_path / "missing.json"), "-o", str(tmp_path / "x")],
+        capture_output=True,
+        text=True,
+    )
+    assert r.returncode == 2 and "bad.json" in r.stderr and "missing.json" not in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and not (tmp_path / "x").exists()

@@ -106,6 +106,34 @@ def ingest(paths, out=None, keep_secrets=False, timings=None, views=False, captu
     return parquet.table_files(out), parquet.read_manifest(out)["inputs"], scratch
 
 
+def read_columns(
+    paths: list[str], columns: dict[str, tuple[str, ...]], keep_secrets: bool = False
+) -> tuple[dict[str, pa.Table], list[dict]]:
+    """Only `columns` ({table name: column names}) of the base tables of `paths`, as Arrow
+    tables, plus the input descriptions: for a reader that needs a few columns of a few tables
+    (the linker). Read as `ingest` reads: a big trace is streamed into a temporary store and
+    only those columns read back; of a small one the rest is freed as soon as it is read."""
+    tables, inputs, scratch = ingest(paths, keep_secrets=keep_secrets)
+    try:
+        out = {}
+        for name, cols in columns.items():
+            t = tables.pop(name)
+            out[name] = _copied(t.select(list(cols))) if isinstance(t, pa.Table) else pq.read_table(t, columns=list(cols))
+    finally:
+        del tables
+        if scratch is not None:
+            scratch.cleanup()
+    memory.release()
+    return out, inputs
+
+
+def _copied(table: pa.Table) -> pa.Table:
+    """`table` in buffers of its own. The columns of a batch that came through Arrow's C data
+    interface (the compiled reader's, polars') keep the whole batch alive, every other column too."""
+    cols = [pa.chunked_array([pa.concat_arrays([c]) for c in col.chunks], col.type) for col in table.columns]
+    return pa.table(cols, schema=table.schema)
+
+
 def query_options(tables, scratch):
     """The Engine's bounds over what `ingest` returned: for a trace streamed into the temporary
     directory `scratch`, the DuckDB memory its views have in the pipeline, spilling inside that

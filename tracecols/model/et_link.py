@@ -53,6 +53,27 @@ LINK_COLUMNS = [
     ("kernel_dur_subtree_ns", pa.int64()),
 ]
 
+# the columns of the Kineto base tables that link() reads (all a caller needs to read of them)
+KINETO_COLUMNS = {
+    "events": ("trace_id", "uid", "record_function_id"),
+    "slices": (
+        "trace_id",
+        "uid",
+        "cat",
+        "name",
+        "pid",
+        "tid",
+        "ts_ns",
+        "dur_ns",
+        "end_ns",
+        "external_id",
+        "parent_uid",
+        "pre",
+        "subtree_end",
+    ),
+    "kernels": ("trace_id", "uid", "cat", "name", "device", "stream", "correlation", "ts_ns", "dur_ns", "launch_uid"),
+}
+
 KERNEL_SCHEMA = pa.schema(
     [
         ("node_id", pa.int64()),
@@ -368,7 +389,7 @@ def _attach(et_nodes, links, slices, kernels):
         )
         .drop("_i")
     )
-    base = pl.from_arrow(et_nodes).with_row_index("_row")
+    base = pl.from_arrow(et_nodes.select(["node_id"])).with_row_index("_row")  # the node's own columns stay Arrow
     out = base.join(per, on="node_id", how="left").sort("_row").drop("_row")
     cols = [et_nodes.column(name) for name in et_nodes.column_names]
     fields = list(et_nodes.schema)

@@ -4,7 +4,8 @@ ijson's C backend builds the Python objects one parser event at a time. msgspec 
 whole buffer about 2.5x faster into the very same objects: integers as int (of any size),
 every other number as an exact Decimal of its text (jsontext.Exact, a Decimal that pyarrow
 will not truncate into an integer column), strings, lists, dicts with the last of duplicate
-keys. So the array is read in blocks; each block is cut after its last `}` `,` `{` and the
+keys. So the array is read in blocks; each block is cut after its last `}` `,` `{` (the last
+one before a `{` that opens with the first element's first key, where there is one) and the
 part before the cut is decoded as the document "[" + part + "]".
 
 A part decodes only if its cut lies between two elements of the array: a cut inside a
@@ -29,6 +30,7 @@ READ = 1 << 16  # one read of the underlying stream (error offsets are this prec
 BLOCK = 1 << 20  # bytes decoded per part, about 4k events (the Python objects of a part are held at once)
 HEAD_MAX = 1 << 26  # a head longer than this (before the array) is left to ijson
 _CUT = re.compile(rb"\}\s*,\s*\{")
+_FIRST_KEY = re.compile(rb'\s*\{\s*("[^"\\]{1,64}")\s*:')
 _SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")  # a surrogate escape: maybe a lone one
 
 
@@ -90,6 +92,7 @@ class Items:
         self._ijson, self._tap_of = ijson_items, tap
         self._read = 0  # bytes read from f by the fast path
         self._counted = None  # the stream ijson reads, once it has been handed over
+        self._cuts = (_CUT,)  # the patterns of a cut, the likeliest first (see _cut_patterns)
         self.tap = None  # ... and the caller's wrapper around it
 
     @property
@@ -127,8 +130,9 @@ class Items:
             yield from self._hand_over(b"", buf, 0)
             return
         base, pos = 0, start  # buf[pos] is in the stream at base + pos, on an element boundary
+        self._cuts = _cut_patterns(buf, start)
         while True:
-            cut = self._last_cut(buf, pos)
+            cut = self._last_cut(buf, pos, self._cuts)
             if cut is not None:
                 end, nxt = cut
                 try:
@@ -201,12 +205,25 @@ class Items:
         return None
 
     @staticmethod
-    def _last_cut(buf, pos):
-        """(end of the last element before a `}` `,` `{` after `pos`, start of the next), or None."""
-        last = None
-        for lo in (max(pos, len(buf) - READ), pos):
-            for m in _CUT.finditer(buf, lo):
-                last = m
-            if last is not None:
-                return last.start() + 1, last.end() - 1
+    def _last_cut(buf, pos, patterns=(_CUT,)):
+        """(end of the last element before a `}` `,` `{` after `pos`, start of the next), or None;
+        by the first of `patterns` (each matches `}` `,` and an opening `{`) found after `pos`."""
+        for cut in patterns:
+            last = None
+            for lo in (max(pos, len(buf) - READ), pos):
+                for m in cut.finditer(buf, lo):
+                    last = m
+                if last is not None:
+                    return last.start() + 1, buf.index(b"{", last.start() + 1)
         return None
+
+
+def _cut_patterns(buf: bytes, start: int) -> tuple[re.Pattern[bytes], ...]:
+    """Where to cut the array that starts at `buf[start]`: before an element that opens with the
+    key its first element opens with, else before any `{`. Elements hold objects too (an ET
+    node's attrs, an event's args), and a cut before one of those leaves a bracket open: the part
+    fails to decode and grows. A cut before an element's own first key nearly always decodes."""
+    m = _FIRST_KEY.match(buf, start)
+    if m is None:
+        return (_CUT,)
+    return (re.compile(rb"\}\s*,\s*\{\s*" + re.escape(m.group(1)) + rb"\s*:"), _CUT)

@@ -20,6 +20,7 @@ import re
 
 import pyarrow as pa
 
+from .. import memory
 from ..errors import Malformed, NotATrace
 from . import jsontext
 from .kineto import item_stream, parse_tail
@@ -218,6 +219,12 @@ def _head(src):
         raise
 
 
+def check_execution_trace(path: str) -> None:
+    """Raise what read_execution_trace would for a file that is no ET (or cannot be read), from
+    its first keys only: for a caller that reads something long before it."""
+    _head(Source(path))
+
+
 def read_execution_trace(path):
     """Read an ET file. Returns {"meta": top-level keys, "nodes", "inputs", "outputs": Arrow tables,
     "path", "size", "sha256"}."""
@@ -249,7 +256,9 @@ def read_execution_trace(path):
         tail = parse_tail(items.tap.tail_bytes()) or {}
         meta.update({k: v for k, v in tail.items() if k != "nodes"})
     flush()
-    tables = {k: pa.concat_tables(v).combine_chunks() for k, v in parts.items()}
+    # one table at a time, its parts freed as it is combined: not every table twice at once
+    tables = {k: pa.concat_tables(parts.pop(k)).combine_chunks() for k in list(parts)}
+    memory.release()  # the parsed nodes' heap and the parts, before the caller needs it
     return {
         "meta": meta,
         **tables,
