@@ -164,28 +164,56 @@ impl<'a> Cursor<'a> {
 
     /// A string, the cursor on its opening quote. Raw control characters are refused, as JSON does;
     /// escapes are checked for form here and decoded by `decode`.
+    #[inline]
     pub fn string(&mut self) -> R<Str> {
         debug_assert_eq!(self.b[self.i], b'"');
         let b = self.b;
         let start = self.i + 1;
         let mut i = start;
+        // the bytes passed, ORed: their high bits say whether the string is ASCII
+        let mut seen = 0u64;
+        // the common case, a string with no escape: whole here, the rest in `string_rest`
+        while let Some(w) = b.get(i..i + 8) {
+            let x = u64::from_le_bytes(w.try_into().unwrap());
+            let m = special8(x);
+            if m != 0 {
+                let k = m.trailing_zeros() / 8;
+                seen |= x & ((1u64 << (8 * k)) - 1);
+                i += k as usize;
+                if b[i] == b'"' {
+                    self.i = i + 1;
+                    return Ok(Str { start, end: i, escaped: false, ascii: seen & HI == 0 });
+                }
+                break;
+            }
+            seen |= x;
+            i += 8;
+        }
+        self.string_rest(start, i, seen)
+    }
+
+    /// The rest of a string from `i`, `seen` the bytes of it before `i` ORed.
+    fn string_rest(&mut self, start: usize, mut i: usize, mut seen: u64) -> R<Str> {
+        let b = self.b;
         let mut escaped = false;
         loop {
-            while i + 8 <= b.len() {
-                let x = u64::from_le_bytes(b[i..i + 8].try_into().unwrap());
+            while let Some(w) = b.get(i..i + 8) {
+                let x = u64::from_le_bytes(w.try_into().unwrap());
                 let m = special8(x);
                 if m != 0 {
-                    i += (m.trailing_zeros() / 8) as usize;
+                    let k = m.trailing_zeros() / 8;
+                    seen |= x & ((1u64 << (8 * k)) - 1);
+                    i += k as usize;
                     break;
                 }
+                seen |= x;
                 i += 8;
             }
             let c = *b.get(i).ok_or(Fail::Incomplete)?;
             match c {
                 b'"' => {
                     self.i = i + 1;
-                    let ascii = b[start..i].is_ascii();
-                    return Ok(Str { start, end: i, escaped, ascii });
+                    return Ok(Str { start, end: i, escaped, ascii: seen & HI == 0 });
                 }
                 b'\\' => {
                     escaped = true;
@@ -205,7 +233,10 @@ impl<'a> Cursor<'a> {
                     }
                 }
                 c if c < 0x20 => return Err(Fail::Syntax(i, "no raw control character in a string")),
-                _ => i += 1,
+                c => {
+                    seen |= c as u64;
+                    i += 1;
+                }
             }
         }
     }
@@ -646,6 +677,31 @@ mod tests {
         assert_eq!(num("-0").int64(), Some(0));
         assert_eq!(num("1.5").int64(), None);
         assert_eq!(num("1e3").int64(), None);
+    }
+
+    #[test]
+    fn strings_end_and_know_ascii_whatever_their_place_in_a_word() {
+        for len in 0..20 {
+            for odd in [None, Some("é"), Some("\\n"), Some("\\u00e9"), Some("\\té")] {
+                for at in 0..=len {
+                    let mut text = "abcdefghijklmnopqrstuvwxyz"[..len].to_string();
+                    if let Some(o) = odd {
+                        text.insert_str(at, o);
+                    }
+                    let doc = format!("\"{text}\",\"x\"");
+                    let mut c = Cursor::new(doc.as_bytes(), LIMITS);
+                    let s = c.string().unwrap();
+                    assert_eq!((s.start, s.end, c.i), (1, 1 + text.len(), 2 + text.len()), "{doc}");
+                    assert_eq!(s.ascii, text.is_ascii(), "{doc}");
+                    assert_eq!(s.escaped, text.contains('\\'), "{doc}");
+                    if odd.is_none() {
+                        break;
+                    }
+                }
+            }
+        }
+        assert_eq!(Cursor::new(b"\"abcdefghij", LIMITS).string().unwrap_err(), Fail::Incomplete);
+        assert!(matches!(Cursor::new(b"\"abcdefg\x01\"", LIMITS).string(), Err(Fail::Syntax(8, _))));
     }
 
     #[test]
