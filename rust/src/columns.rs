@@ -97,6 +97,7 @@ impl Col {
         self.rows().is_empty()
     }
 
+    #[inline]
     pub fn push_i64(&mut self, row: u32, v: i64) {
         if let Col::I64 { rows, vals } = self {
             rows.push(row);
@@ -104,6 +105,7 @@ impl Col {
         }
     }
 
+    #[inline]
     pub fn push_dec(&mut self, row: u32, v: i128) {
         if let Col::Dec { rows, vals } = self {
             rows.push(row);
@@ -112,6 +114,7 @@ impl Col {
     }
 
     /// The string buffer of a Str column, to append one value's text to; then `end_str`.
+    #[inline]
     pub fn str_data(&mut self) -> &mut Vec<u8> {
         match self {
             Col::Str { data, .. } => data,
@@ -119,6 +122,7 @@ impl Col {
         }
     }
 
+    #[inline]
     pub fn end_str(&mut self, row: u32) {
         if let Col::Str { rows, ends, data } = self {
             rows.push(row);

@@ -34,23 +34,46 @@ pub struct NumTok {
 
 impl NumTok {
     /// Its value if it is an integer token in i64 range (`-0` is 0).
+    #[inline]
     pub fn int64(&self) -> Option<i64> {
         if self.kind != Num::Int {
             return None;
         }
-        let m = self.mant? as i128;
-        i64::try_from(if self.neg { -m } else { m }).ok()
+        let m = self.mant?;
+        if !self.neg {
+            i64::try_from(m).ok()
+        } else if m <= 1 << 63 {
+            Some((m as i64).wrapping_neg())
+        } else {
+            None
+        }
     }
 
     /// Its value in units of 10^-`scale`, exactly, where it is one (see `scaled`).
+    #[inline]
     pub fn scaled(&self, text: &[u8], scale: u32) -> Option<i128> {
         if let (Some(m), true) = (self.mant, self.frac <= scale && self.kind != Num::Exp) {
-            let v = (m as i128).checked_mul(10i128.checked_pow(scale - self.frac)?)?;
+            let v = match POW10.get((scale - self.frac) as usize) {
+                // two factors below 2^64: the product fits a u128
+                Some(&p) => i128::try_from(m as u128 * p as u128).ok()?,
+                None => (m as i128).checked_mul(10i128.checked_pow(scale - self.frac)?)?,
+            };
             return Some(if self.neg { -v } else { v });
         }
         scaled(text, self.kind, scale)
     }
 }
+
+/// 10^k for the k a u64 holds.
+const POW10: [u64; 20] = {
+    let mut t = [1u64; 20];
+    let mut k = 1;
+    while k < 20 {
+        t[k] = t[k - 1] * 10;
+        k += 1;
+    }
+    t
+};
 
 /// What kind of number a number token is.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -302,6 +325,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// A number token, the cursor on its first byte.
+    #[inline]
     pub fn number(&mut self) -> R<NumTok> {
         let b = self.b;
         let start = self.i;
@@ -673,6 +697,8 @@ mod tests {
         assert_eq!(num("-9223372036854775808").int64(), Some(i64::MIN));
         assert_eq!(num("9223372036854775807").int64(), Some(i64::MAX));
         assert_eq!(num("9223372036854775808").int64(), None);
+        assert_eq!(num("-9223372036854775809").int64(), None);
+        assert_eq!(num("-18446744073709551615").int64(), None);
         assert_eq!(num("123456789012345678901234567890").int64(), None);
         assert_eq!(num("-0").int64(), Some(0));
         assert_eq!(num("1.5").int64(), None);
@@ -739,9 +765,14 @@ mod tests {
             "0.10",
             "28.00926",
             "123456789012345678901.5",
+            "18446744073709551615",
+            "-18446744073709551615",
+            "1844674407370955161.5",
+            "-9223372036854775809",
+            "0.000000000000000001",
         ] {
             let n = num(t);
-            for scale in [3, 18] {
+            for scale in [0, 3, 18, 19, 20, 38] {
                 assert_eq!(n.scaled(t.as_bytes(), scale), scaled(t.as_bytes(), n.kind, scale), "{t} {scale}");
             }
         }
