@@ -233,13 +233,16 @@ fn offsets(rows: &[u32], ends: &[u32], n: usize) -> OffsetBuffer<i32> {
     let mut out = Vec::with_capacity(n + 1);
     out.push(0i32);
     let mut last = 0i32;
-    let mut k = 0;
-    for r in 0..n as u32 {
-        if k < rows.len() && rows[k] == r {
-            last = ends[k] as i32;
-            k += 1;
+    if rows.len() == n {
+        out.extend(ends.iter().map(|&e| e as i32));
+    } else {
+        // a row without a value ends where the one before it does
+        for (&r, &e) in rows.iter().zip(ends) {
+            out.resize(r as usize + 1, last);
+            last = e as i32;
+            out.push(last);
         }
-        out.push(last);
+        out.resize(n + 1, last);
     }
     OffsetBuffer::new(ScalarBuffer::from(out))
 }
@@ -253,4 +256,22 @@ fn strings(rows: &[u32], ends: &[u32], data: Vec<u8>, n: usize) -> StringArray {
 fn list(rows: &[u32], ends: &[u32], n: usize, values: ArrayRef, item: DataType) -> ListArray {
     let field = Arc::new(Field::new("item", item, true));
     ListArray::new(field, offsets(rows, ends, n), values, validity(rows, n))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn offs(rows: &[u32], ends: &[u32], n: usize) -> Vec<i32> {
+        offsets(rows, ends, n).iter().copied().collect()
+    }
+
+    #[test]
+    fn offsets_carry_the_last_end_over_rows_without_a_value() {
+        assert_eq!(offs(&[0, 1, 2], &[3, 3, 7], 3), [0, 3, 3, 7]);
+        assert_eq!(offs(&[1, 3], &[2, 5], 6), [0, 0, 2, 2, 5, 5, 5]);
+        assert_eq!(offs(&[0], &[4], 3), [0, 4, 4, 4]);
+        assert_eq!(offs(&[2], &[1], 3), [0, 0, 0, 1]);
+        assert_eq!(offs(&[], &[], 2), [0, 0, 0]);
+    }
 }
