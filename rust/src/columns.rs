@@ -34,6 +34,9 @@ impl Kind {
     }
 }
 
+/// The items in each buffer of a column (see `Col::room`).
+pub type Room = [usize; 4];
+
 /// One column. `rows` holds the row of each stored value, increasing.
 pub enum Col {
     I64 {
@@ -79,6 +82,57 @@ impl Col {
             Kind::StrList => Col::StrList { rows: vec![], ends: vec![], item_ends: vec![], data: vec![] },
             Kind::IntList => Col::IntList { rows: vec![], ends: vec![], items: vec![] },
             Kind::Dims => Col::Dims { rows: vec![], ends: vec![], inner: vec![], items: vec![] },
+        }
+    }
+
+    /// A column with room for `room` items (and a sixteenth more) in each of its buffers.
+    pub fn with_room(kind: Kind, room: Room) -> Col {
+        let mut col = Col::new(kind);
+        let [a, b, c, d] = room.map(|n| n + n / 16);
+        match &mut col {
+            Col::I64 { rows, vals } => {
+                rows.reserve_exact(a);
+                vals.reserve_exact(b);
+            }
+            Col::Dec { rows, vals } => {
+                rows.reserve_exact(a);
+                vals.reserve_exact(b);
+            }
+            Col::Str { rows, ends, data } => {
+                rows.reserve_exact(a);
+                ends.reserve_exact(b);
+                data.reserve_exact(c);
+            }
+            Col::StrList { rows, ends, item_ends, data } => {
+                rows.reserve_exact(a);
+                ends.reserve_exact(b);
+                item_ends.reserve_exact(c);
+                data.reserve_exact(d);
+            }
+            Col::IntList { rows, ends, items } => {
+                rows.reserve_exact(a);
+                ends.reserve_exact(b);
+                items.reserve_exact(c);
+            }
+            Col::Dims { rows, ends, inner, items } => {
+                rows.reserve_exact(a);
+                ends.reserve_exact(b);
+                inner.reserve_exact(c);
+                items.reserve_exact(d);
+            }
+        }
+        col
+    }
+
+    /// The items each of its buffers holds, in the order `with_room` takes them.
+    pub fn room(&self) -> Room {
+        match self {
+            Col::I64 { rows, vals } => [rows.len(), vals.len(), 0, 0],
+            Col::Dec { rows, vals } => [rows.len(), vals.len(), 0, 0],
+            Col::Str { rows, ends, data } => [rows.len(), ends.len(), data.len(), 0],
+            Col::StrList { rows, ends, item_ends, data } => [rows.len(), ends.len(), item_ends.len(), data.len()],
+            Col::IntList { rows, ends, items } => [rows.len(), ends.len(), items.len(), 0],
+            Col::Dims { rows, ends, inner, items } => [rows.len(), ends.len(), inner.len(), items.len()],
         }
     }
 
@@ -273,5 +327,27 @@ mod tests {
         assert_eq!(offs(&[0], &[4], 3), [0, 4, 4, 4]);
         assert_eq!(offs(&[2], &[1], 3), [0, 0, 0, 1]);
         assert_eq!(offs(&[], &[], 2), [0, 0, 0]);
+    }
+
+    #[test]
+    fn room_is_what_a_column_holds_and_a_new_one_reserves_it() {
+        let mut c = Col::new(Kind::Str);
+        c.str_data().extend_from_slice(b"abc");
+        c.end_str(0);
+        c.str_data().extend_from_slice(b"de");
+        c.end_str(2);
+        assert_eq!(c.room(), [2, 2, 5, 0]);
+        let Col::Str { rows, ends, data } = Col::with_room(Kind::Str, [32, 32, 1600, 0]) else {
+            panic!("a string column")
+        };
+        assert!(rows.is_empty() && rows.capacity() >= 34 && ends.capacity() >= 34 && data.capacity() >= 1700);
+        let mut d = Col::new(Kind::Dims);
+        if let Col::Dims { rows, ends, inner, items } = &mut d {
+            items.extend([1, 2, 3]);
+            inner.extend([2, 3]);
+            ends.push(2);
+            rows.push(0);
+        }
+        assert_eq!(d.room(), [1, 1, 2, 3]);
     }
 }
