@@ -266,7 +266,16 @@ impl<'a> Cursor<'a> {
 
     /// The text of a string as UTF-8, escapes decoded, into `out`; false (out unspecified) where
     /// it holds a lone surrogate or bytes that are not UTF-8: the Python reader decides those.
+    #[inline]
     pub fn decode(&self, s: Str, out: &mut Vec<u8>) -> bool {
+        if s.ascii && !s.escaped {
+            out.extend_from_slice(&self.b[s.start..s.end]);
+            return true;
+        }
+        self.decode_rest(s, out)
+    }
+
+    fn decode_rest(&self, s: Str, out: &mut Vec<u8>) -> bool {
         let raw = &self.b[s.start..s.end];
         if !s.ascii && std::str::from_utf8(raw).is_err() {
             return false;
