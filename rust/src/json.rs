@@ -334,7 +334,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// A number token, the cursor on its first byte.
-    #[inline]
+    #[inline(always)]
     pub fn number(&mut self) -> R<NumTok> {
         let b = self.b;
         let start = self.i;
