@@ -34,6 +34,9 @@ impl Kind {
     }
 }
 
+/// The items in each buffer of a column (see `Col::room`).
+pub type Room = [usize; 4];
+
 /// One column. `rows` holds the row of each stored value, increasing.
 pub enum Col {
     I64 {
@@ -82,6 +85,57 @@ impl Col {
         }
     }
 
+    /// A column with room for `room` items (and a sixteenth more) in each of its buffers.
+    pub fn with_room(kind: Kind, room: Room) -> Col {
+        let mut col = Col::new(kind);
+        let [a, b, c, d] = room.map(|n| n + n / 16);
+        match &mut col {
+            Col::I64 { rows, vals } => {
+                rows.reserve_exact(a);
+                vals.reserve_exact(b);
+            }
+            Col::Dec { rows, vals } => {
+                rows.reserve_exact(a);
+                vals.reserve_exact(b);
+            }
+            Col::Str { rows, ends, data } => {
+                rows.reserve_exact(a);
+                ends.reserve_exact(b);
+                data.reserve_exact(c);
+            }
+            Col::StrList { rows, ends, item_ends, data } => {
+                rows.reserve_exact(a);
+                ends.reserve_exact(b);
+                item_ends.reserve_exact(c);
+                data.reserve_exact(d);
+            }
+            Col::IntList { rows, ends, items } => {
+                rows.reserve_exact(a);
+                ends.reserve_exact(b);
+                items.reserve_exact(c);
+            }
+            Col::Dims { rows, ends, inner, items } => {
+                rows.reserve_exact(a);
+                ends.reserve_exact(b);
+                inner.reserve_exact(c);
+                items.reserve_exact(d);
+            }
+        }
+        col
+    }
+
+    /// The items each of its buffers holds, in the order `with_room` takes them.
+    pub fn room(&self) -> Room {
+        match self {
+            Col::I64 { rows, vals } => [rows.len(), vals.len(), 0, 0],
+            Col::Dec { rows, vals } => [rows.len(), vals.len(), 0, 0],
+            Col::Str { rows, ends, data } => [rows.len(), ends.len(), data.len(), 0],
+            Col::StrList { rows, ends, item_ends, data } => [rows.len(), ends.len(), item_ends.len(), data.len()],
+            Col::IntList { rows, ends, items } => [rows.len(), ends.len(), items.len(), 0],
+            Col::Dims { rows, ends, inner, items } => [rows.len(), ends.len(), inner.len(), items.len()],
+        }
+    }
+
     fn rows(&self) -> &Vec<u32> {
         match self {
             Col::I64 { rows, .. }
@@ -97,6 +151,7 @@ impl Col {
         self.rows().is_empty()
     }
 
+    #[inline]
     pub fn push_i64(&mut self, row: u32, v: i64) {
         if let Col::I64 { rows, vals } = self {
             rows.push(row);
@@ -104,6 +159,7 @@ impl Col {
         }
     }
 
+    #[inline]
     pub fn push_dec(&mut self, row: u32, v: i128) {
         if let Col::Dec { rows, vals } = self {
             rows.push(row);
@@ -112,6 +168,7 @@ impl Col {
     }
 
     /// The string buffer of a Str column, to append one value's text to; then `end_str`.
+    #[inline]
     pub fn str_data(&mut self) -> &mut Vec<u8> {
         match self {
             Col::Str { data, .. } => data,
@@ -119,6 +176,7 @@ impl Col {
         }
     }
 
+    #[inline]
     pub fn end_str(&mut self, row: u32) {
         if let Col::Str { rows, ends, data } = self {
             rows.push(row);
@@ -229,13 +287,16 @@ fn offsets(rows: &[u32], ends: &[u32], n: usize) -> OffsetBuffer<i32> {
     let mut out = Vec::with_capacity(n + 1);
     out.push(0i32);
     let mut last = 0i32;
-    let mut k = 0;
-    for r in 0..n as u32 {
-        if k < rows.len() && rows[k] == r {
-            last = ends[k] as i32;
-            k += 1;
+    if rows.len() == n {
+        out.extend(ends.iter().map(|&e| e as i32));
+    } else {
+        // a row without a value ends where the one before it does
+        for (&r, &e) in rows.iter().zip(ends) {
+            out.resize(r as usize + 1, last);
+            last = e as i32;
+            out.push(last);
         }
-        out.push(last);
+        out.resize(n + 1, last);
     }
     OffsetBuffer::new(ScalarBuffer::from(out))
 }
@@ -249,4 +310,44 @@ fn strings(rows: &[u32], ends: &[u32], data: Vec<u8>, n: usize) -> StringArray {
 fn list(rows: &[u32], ends: &[u32], n: usize, values: ArrayRef, item: DataType) -> ListArray {
     let field = Arc::new(Field::new("item", item, true));
     ListArray::new(field, offsets(rows, ends, n), values, validity(rows, n))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn offs(rows: &[u32], ends: &[u32], n: usize) -> Vec<i32> {
+        offsets(rows, ends, n).iter().copied().collect()
+    }
+
+    #[test]
+    fn offsets_carry_the_last_end_over_rows_without_a_value() {
+        assert_eq!(offs(&[0, 1, 2], &[3, 3, 7], 3), [0, 3, 3, 7]);
+        assert_eq!(offs(&[1, 3], &[2, 5], 6), [0, 0, 2, 2, 5, 5, 5]);
+        assert_eq!(offs(&[0], &[4], 3), [0, 4, 4, 4]);
+        assert_eq!(offs(&[2], &[1], 3), [0, 0, 0, 1]);
+        assert_eq!(offs(&[], &[], 2), [0, 0, 0]);
+    }
+
+    #[test]
+    fn room_is_what_a_column_holds_and_a_new_one_reserves_it() {
+        let mut c = Col::new(Kind::Str);
+        c.str_data().extend_from_slice(b"abc");
+        c.end_str(0);
+        c.str_data().extend_from_slice(b"de");
+        c.end_str(2);
+        assert_eq!(c.room(), [2, 2, 5, 0]);
+        let Col::Str { rows, ends, data } = Col::with_room(Kind::Str, [32, 32, 1600, 0]) else {
+            panic!("a string column")
+        };
+        assert!(rows.is_empty() && rows.capacity() >= 34 && ends.capacity() >= 34 && data.capacity() >= 1700);
+        let mut d = Col::new(Kind::Dims);
+        if let Col::Dims { rows, ends, inner, items } = &mut d {
+            items.extend([1, 2, 3]);
+            inner.extend([2, 3]);
+            ends.push(2);
+            rows.push(0);
+        }
+        assert_eq!(d.room(), [1, 1, 2, 3]);
+    }
 }

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use arrow_array::{ArrayRef, Int64Array};
 
-use crate::columns::{Col, Kind};
+use crate::columns::{Col, Kind, Room};
 use crate::json::{Cursor, Fail, Limits, Str, R};
 
 /// The core event fields: (key, column, kind of column).
@@ -130,12 +130,20 @@ pub struct Batch {
 }
 
 impl Batch {
-    pub fn new(p: &Promoted) -> Batch {
+    /// An empty batch with room for what `room` says the piece before held (nothing if empty):
+    /// pieces are alike, and columns grown from nothing are copied at every doubling.
+    pub fn new(p: &Promoted, room: &[Room]) -> Batch {
+        let kinds = CORE_KINDS.iter().chain(&p.kinds).chain(&[Kind::Str, Kind::Str]);
+        let mut cols: Vec<Col> =
+            kinds.enumerate().map(|(i, &k)| Col::with_room(k, room.get(i).copied().unwrap_or_default())).collect();
+        let extra = cols.pop().expect("the extra column");
+        let args = cols.pop().expect("the args column");
+        let promo = cols.split_off(CORE_KINDS.len());
         Batch {
-            core: CORE_KINDS.iter().map(|&k| Col::new(k)).collect(),
-            promo: p.kinds.iter().map(|&k| Col::new(k)).collect(),
-            args: Col::new(Kind::Str),
-            extra: Col::new(Kind::Str),
+            core: cols,
+            promo,
+            args,
+            extra,
             local: vec![],
             odd: vec![],
             rows: 0,
@@ -150,6 +158,11 @@ impl Batch {
             ints: vec![],
             inner: vec![],
         }
+    }
+
+    /// The items each buffer of each column holds, for `Batch::new`.
+    pub fn room(&self) -> Vec<Room> {
+        self.core.iter().chain(&self.promo).chain([&self.args, &self.extra]).map(Col::room).collect()
     }
 
     /// Every event read (rows and odd ones).

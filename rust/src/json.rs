@@ -34,23 +34,46 @@ pub struct NumTok {
 
 impl NumTok {
     /// Its value if it is an integer token in i64 range (`-0` is 0).
+    #[inline]
     pub fn int64(&self) -> Option<i64> {
         if self.kind != Num::Int {
             return None;
         }
-        let m = self.mant? as i128;
-        i64::try_from(if self.neg { -m } else { m }).ok()
+        let m = self.mant?;
+        if !self.neg {
+            i64::try_from(m).ok()
+        } else if m <= 1 << 63 {
+            Some((m as i64).wrapping_neg())
+        } else {
+            None
+        }
     }
 
     /// Its value in units of 10^-`scale`, exactly, where it is one (see `scaled`).
+    #[inline]
     pub fn scaled(&self, text: &[u8], scale: u32) -> Option<i128> {
         if let (Some(m), true) = (self.mant, self.frac <= scale && self.kind != Num::Exp) {
-            let v = (m as i128).checked_mul(10i128.checked_pow(scale - self.frac)?)?;
+            let v = match POW10.get((scale - self.frac) as usize) {
+                // two factors below 2^64: the product fits a u128
+                Some(&p) => i128::try_from(m as u128 * p as u128).ok()?,
+                None => (m as i128).checked_mul(10i128.checked_pow(scale - self.frac)?)?,
+            };
             return Some(if self.neg { -v } else { v });
         }
         scaled(text, self.kind, scale)
     }
 }
+
+/// 10^k for the k a u64 holds.
+const POW10: [u64; 20] = {
+    let mut t = [1u64; 20];
+    let mut k = 1;
+    while k < 20 {
+        t[k] = t[k - 1] * 10;
+        k += 1;
+    }
+    t
+};
 
 /// What kind of number a number token is.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -164,28 +187,56 @@ impl<'a> Cursor<'a> {
 
     /// A string, the cursor on its opening quote. Raw control characters are refused, as JSON does;
     /// escapes are checked for form here and decoded by `decode`.
+    #[inline]
     pub fn string(&mut self) -> R<Str> {
         debug_assert_eq!(self.b[self.i], b'"');
         let b = self.b;
         let start = self.i + 1;
         let mut i = start;
+        // the bytes passed, ORed: their high bits say whether the string is ASCII
+        let mut seen = 0u64;
+        // the common case, a string with no escape: whole here, the rest in `string_rest`
+        while let Some(w) = b.get(i..i + 8) {
+            let x = u64::from_le_bytes(w.try_into().unwrap());
+            let m = special8(x);
+            if m != 0 {
+                let k = m.trailing_zeros() / 8;
+                seen |= x & ((1u64 << (8 * k)) - 1);
+                i += k as usize;
+                if b[i] == b'"' {
+                    self.i = i + 1;
+                    return Ok(Str { start, end: i, escaped: false, ascii: seen & HI == 0 });
+                }
+                break;
+            }
+            seen |= x;
+            i += 8;
+        }
+        self.string_rest(start, i, seen)
+    }
+
+    /// The rest of a string from `i`, `seen` the bytes of it before `i` ORed.
+    fn string_rest(&mut self, start: usize, mut i: usize, mut seen: u64) -> R<Str> {
+        let b = self.b;
         let mut escaped = false;
         loop {
-            while i + 8 <= b.len() {
-                let x = u64::from_le_bytes(b[i..i + 8].try_into().unwrap());
+            while let Some(w) = b.get(i..i + 8) {
+                let x = u64::from_le_bytes(w.try_into().unwrap());
                 let m = special8(x);
                 if m != 0 {
-                    i += (m.trailing_zeros() / 8) as usize;
+                    let k = m.trailing_zeros() / 8;
+                    seen |= x & ((1u64 << (8 * k)) - 1);
+                    i += k as usize;
                     break;
                 }
+                seen |= x;
                 i += 8;
             }
             let c = *b.get(i).ok_or(Fail::Incomplete)?;
             match c {
                 b'"' => {
                     self.i = i + 1;
-                    let ascii = b[start..i].is_ascii();
-                    return Ok(Str { start, end: i, escaped, ascii });
+                    return Ok(Str { start, end: i, escaped, ascii: seen & HI == 0 });
                 }
                 b'\\' => {
                     escaped = true;
@@ -205,14 +256,26 @@ impl<'a> Cursor<'a> {
                     }
                 }
                 c if c < 0x20 => return Err(Fail::Syntax(i, "no raw control character in a string")),
-                _ => i += 1,
+                c => {
+                    seen |= c as u64;
+                    i += 1;
+                }
             }
         }
     }
 
     /// The text of a string as UTF-8, escapes decoded, into `out`; false (out unspecified) where
     /// it holds a lone surrogate or bytes that are not UTF-8: the Python reader decides those.
+    #[inline]
     pub fn decode(&self, s: Str, out: &mut Vec<u8>) -> bool {
+        if s.ascii && !s.escaped {
+            out.extend_from_slice(&self.b[s.start..s.end]);
+            return true;
+        }
+        self.decode_rest(s, out)
+    }
+
+    fn decode_rest(&self, s: Str, out: &mut Vec<u8>) -> bool {
         let raw = &self.b[s.start..s.end];
         if !s.ascii && std::str::from_utf8(raw).is_err() {
             return false;
@@ -271,49 +334,31 @@ impl<'a> Cursor<'a> {
     }
 
     /// A number token, the cursor on its first byte.
+    #[inline(always)]
     pub fn number(&mut self) -> R<NumTok> {
         let b = self.b;
         let start = self.i;
-        let mut i = start;
         let at = |i: usize| b.get(i).copied().ok_or(Fail::Incomplete);
-        let neg = at(i)? == b'-';
-        if neg {
-            i += 1;
-        }
-        // the digits before and after the point as one integer, while it fits
-        let mut mant: Option<u64> = Some(0);
-        let digit = |m: Option<u64>, c: u8| m.and_then(|m| m.checked_mul(10)?.checked_add((c - b'0') as u64));
-        let c = at(i)?;
-        if c == b'0' {
-            i += 1;
-        } else if c.is_ascii_digit() {
-            loop {
-                let c = at(i)?;
-                if !c.is_ascii_digit() {
-                    break;
-                }
-                mant = digit(mant, c);
-                i += 1;
-            }
-        } else {
-            return Err(Fail::Syntax(i, "a digit"));
-        }
+        let neg = at(start)? == b'-';
+        let int0 = start + neg as usize;
+        // the digits before and after the point as one integer (exact up to 19 digits)
+        let (mut i, mut m) = match at(int0)? {
+            b'0' => (int0 + 1, 0),
+            b'1'..=b'9' => digit_run(b, int0, 0),
+            _ => return Err(Fail::Syntax(int0, "a digit")),
+        };
+        let int_digits = i - int0;
         let mut kind = Num::Int;
-        let mut frac = 0u32;
+        let mut frac_digits = 0;
+        let mut exp_digits = 0;
         if at(i)? == b'.' {
             i += 1;
             if !at(i)?.is_ascii_digit() {
                 return Err(Fail::Syntax(i, "a digit after the decimal point"));
             }
-            loop {
-                let c = at(i)?;
-                if !c.is_ascii_digit() {
-                    break;
-                }
-                mant = digit(mant, c);
-                frac = frac.saturating_add(1);
-                i += 1;
-            }
+            let (end, m2) = digit_run(b, i, m);
+            frac_digits = end - i;
+            (i, m) = (end, m2);
             kind = Num::Frac;
         }
         if matches!(at(i)?, b'e' | b'E') {
@@ -324,14 +369,21 @@ impl<'a> Cursor<'a> {
             if !at(i)?.is_ascii_digit() {
                 return Err(Fail::Syntax(i, "a digit in the exponent"));
             }
-            while at(i)?.is_ascii_digit() {
-                i += 1;
-            }
+            let end = digit_run(b, i, 0).0;
+            exp_digits = end - i;
+            i = end;
+            at(i)?;
             kind = Num::Exp;
         }
-        if self.limits.digits > 0 && longest_run(&b[start..i]) > self.limits.digits {
-            return Err(Fail::Syntax(start, "a number of fewer digits"));
+        if self.limits.digits > 0 {
+            // a short token is taken as all digits
+            let run = if i - start <= 16 { i - start } else { int_digits.max(frac_digits).max(exp_digits) };
+            if run > self.limits.digits {
+                return Err(Fail::Syntax(start, "a number of fewer digits"));
+            }
         }
+        let mant = if int_digits + frac_digits <= 19 { Some(m) } else { checked_mant(&b[int0..i]) };
+        let frac = u32::try_from(frac_digits).unwrap_or(u32::MAX);
         self.i = i;
         Ok(NumTok { kind, start, end: i, neg, mant, frac })
     }
@@ -468,11 +520,49 @@ impl<'a> Cursor<'a> {
     }
 }
 
-fn longest_run(t: &[u8]) -> usize {
-    if t.len() <= 16 {
-        return t.len();
+/// The end of the run of digits of `b` from `i`, and `m` followed by those digits as one integer
+/// (modulo 2^64: exact while it fits).
+#[inline]
+fn digit_run(b: &[u8], mut i: usize, mut m: u64) -> (usize, u64) {
+    const NIB: u64 = 0xF0F0_F0F0_F0F0_F0F0;
+    while let Some(w) = b.get(i..i + 8) {
+        let x = u64::from_le_bytes(w.try_into().unwrap());
+        // a digit is 0x30..=0x39: its high nibble is 3, and still 3 once 6 is added (a carry out
+        // of a byte that is no digit only reaches the bytes after it)
+        if (x & NIB) | ((x.wrapping_add(LO * 6) & NIB) >> 4) != LO * 0x33 {
+            break;
+        }
+        m = m.wrapping_mul(100_000_000).wrapping_add(eight_digits(x - LO * b'0' as u64));
+        i += 8;
     }
-    t.split(|c| !c.is_ascii_digit()).map(<[u8]>::len).max().unwrap_or(0)
+    while let Some(&c) = b.get(i) {
+        let d = c.wrapping_sub(b'0');
+        if d > 9 {
+            break;
+        }
+        m = m.wrapping_mul(10).wrapping_add(d as u64);
+        i += 1;
+    }
+    (i, m)
+}
+
+/// The value of eight digits 0..=9, one a byte, the first in the lowest byte: pairs, then
+/// quadruples, then the whole, each step within lanes twice as wide.
+#[inline]
+fn eight_digits(x: u64) -> u64 {
+    let x = (x.wrapping_mul(10) + (x >> 8)) & 0x00FF_00FF_00FF_00FF;
+    let x = (x.wrapping_mul(100) + (x >> 16)) & 0x0000_FFFF_0000_FFFF;
+    (x.wrapping_mul(10_000) + (x >> 32)) & 0xFFFF_FFFF
+}
+
+/// The digits of a number's text (its sign left out) up to its exponent as one integer, where
+/// it fits a u64.
+fn checked_mant(t: &[u8]) -> Option<u64> {
+    let mut m: u64 = 0;
+    for &c in t.iter().take_while(|c| !matches!(c, b'e' | b'E')).filter(|&&c| c != b'.') {
+        m = m.checked_mul(10)?.checked_add((c - b'0') as u64)?;
+    }
+    Some(m)
 }
 
 fn hex4(h: &[u8]) -> u32 {
@@ -616,10 +706,60 @@ mod tests {
         assert_eq!(num("-9223372036854775808").int64(), Some(i64::MIN));
         assert_eq!(num("9223372036854775807").int64(), Some(i64::MAX));
         assert_eq!(num("9223372036854775808").int64(), None);
+        assert_eq!(num("-9223372036854775809").int64(), None);
+        assert_eq!(num("-18446744073709551615").int64(), None);
         assert_eq!(num("123456789012345678901234567890").int64(), None);
         assert_eq!(num("-0").int64(), Some(0));
         assert_eq!(num("1.5").int64(), None);
         assert_eq!(num("1e3").int64(), None);
+    }
+
+    #[test]
+    fn strings_end_and_know_ascii_whatever_their_place_in_a_word() {
+        for len in 0..20 {
+            for odd in [None, Some("é"), Some("\\n"), Some("\\u00e9"), Some("\\té")] {
+                for at in 0..=len {
+                    let mut text = "abcdefghijklmnopqrstuvwxyz"[..len].to_string();
+                    if let Some(o) = odd {
+                        text.insert_str(at, o);
+                    }
+                    let doc = format!("\"{text}\",\"x\"");
+                    let mut c = Cursor::new(doc.as_bytes(), LIMITS);
+                    let s = c.string().unwrap();
+                    assert_eq!((s.start, s.end, c.i), (1, 1 + text.len(), 2 + text.len()), "{doc}");
+                    assert_eq!(s.ascii, text.is_ascii(), "{doc}");
+                    assert_eq!(s.escaped, text.contains('\\'), "{doc}");
+                    if odd.is_none() {
+                        break;
+                    }
+                }
+            }
+        }
+        assert_eq!(Cursor::new(b"\"abcdefghij", LIMITS).string().unwrap_err(), Fail::Incomplete);
+        assert!(matches!(Cursor::new(b"\"abcdefg\x01\"", LIMITS).string(), Err(Fail::Syntax(8, _))));
+    }
+
+    #[test]
+    fn digits_are_read_whatever_their_place_in_a_word() {
+        let digits = "98765432109876543210123";
+        for len in 1..=digits.len() {
+            for tail in ["", ",", "]", "/", ":", ".5", "e7"] {
+                let t = format!("{}{tail} ", &digits[..len]);
+                let n = Cursor::new(t.as_bytes(), LIMITS).number().unwrap();
+                let int = &digits[..len];
+                assert_eq!(n.end, len + tail.len() * (tail.starts_with(['.', 'e']) as usize), "{t}");
+                let all: String = format!("{int}{}", if tail == ".5" { "5" } else { "" });
+                assert_eq!(n.mant, all.parse::<u64>().ok(), "{t}");
+                assert_eq!(n.frac, (tail == ".5") as u32);
+            }
+        }
+        assert_eq!(num("0.00000000000000000000001").mant, Some(1));
+        assert_eq!(num("-18446744073709551615").mant, Some(u64::MAX));
+        assert_eq!(num("18446744073709551616").mant, None);
+        assert_eq!(num("1234567890.1234567890").mant, Some(12345678901234567890));
+        assert_eq!(num("98765432109.876543210").mant, None);
+        assert_eq!(num("123456789.1234567890").mant, Some(1234567891234567890));
+        assert_eq!(num("10.5e3").mant, Some(105));
     }
 
     #[test]
@@ -634,9 +774,14 @@ mod tests {
             "0.10",
             "28.00926",
             "123456789012345678901.5",
+            "18446744073709551615",
+            "-18446744073709551615",
+            "1844674407370955161.5",
+            "-9223372036854775809",
+            "0.000000000000000001",
         ] {
             let n = num(t);
-            for scale in [3, 18] {
+            for scale in [0, 3, 18, 19, 20, 38] {
                 assert_eq!(n.scaled(t.as_bytes(), scale), scaled(t.as_bytes(), n.kind, scale), "{t} {scale}");
             }
         }

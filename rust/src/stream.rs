@@ -24,6 +24,7 @@ use std::thread::JoinHandle;
 
 use arrow_array::ArrayRef;
 
+use crate::columns::Room;
 use crate::event::{parse_piece, Batch, Finished, Parsed, Promoted, State};
 use crate::json::{Fail, Limits};
 
@@ -103,6 +104,8 @@ pub struct Reader {
     state: State,
     carry: Vec<u8>,
     carry_offset: u64,
+    /// the sizes of the columns of the last piece parsed here (see Batch::new)
+    room: Vec<Room>,
     events: i64,
     tail: Option<Tail>,
     done: bool,
@@ -206,6 +209,7 @@ impl Reader {
             state: State::First,
             carry: vec![],
             carry_offset: 0,
+            room: vec![],
             events: 0,
             tail: None,
             done: false,
@@ -266,8 +270,9 @@ impl Reader {
                         buf.extend_from_slice(&piece.bytes);
                         let _ = self.spare.try_send(piece.bytes);
                     }
-                    let mut b = Batch::new(&self.promoted);
+                    let mut b = Batch::new(&self.promoted, &self.room);
                     let p = parse_piece(&buf, self.state, &mut b, &self.promoted, self.opts.limits);
+                    self.room = b.room();
                     (b.finish(&self.promoted), p, buf, base)
                 }
             };
@@ -456,6 +461,7 @@ impl Tail {
 }
 
 fn work(rx: &Mutex<Receiver<Work>>, tx: &SyncSender<Work>, p: &Promoted, o: &Options) {
+    let mut room = vec![];
     loop {
         let w = match rx.lock() {
             Ok(r) => match r.recv() {
@@ -467,8 +473,9 @@ fn work(rx: &Mutex<Receiver<Work>>, tx: &SyncSender<Work>, p: &Promoted, o: &Opt
         let w = match w {
             Work::Piece(piece, _) => {
                 let state = if piece.seq == 0 { State::First } else { State::After };
-                let mut b = Batch::new(p);
+                let mut b = Batch::new(p, &room);
                 let parsed = parse_piece(&piece.bytes, state, &mut b, p, o.limits);
+                room = b.room();
                 Work::Piece(piece, Some(Guess { rows: b.finish(p), parsed }))
             }
             f => f,
