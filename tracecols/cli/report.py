@@ -24,7 +24,7 @@ def register(sub):
 
 
 def report(args):
-    from ..report.html import save
+    from ..report import save
     from ..trace import open as open_trace
     from .sources import expand
 
