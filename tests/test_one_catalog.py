@@ -7,6 +7,7 @@ from polars.testing import assert_frame_equal
 
 import tracecols
 from tracecols.fleet.ingest import ingest_lake
+from tracecols.store import parquet
 
 _DLRM = CORPUS / "param/et_replay/tests/inputs/dlrm_kineto.tar.gz.extracted/dlrm_kineto"
 CASES = {
@@ -115,7 +116,6 @@ def test_no_view_is_planned_as_a_join_that_tests_pairs(tmp_path):
     28k memory events). The views join on equalities and as-of conditions only, and the engine
     keeps every as-of join one, over Arrow tables in memory and over the pipeline's Parquet files."""
     from tracecols.engine.connection import Engine
-    from tracecols.store import parquet
 
     t = tracecols.open(DATA_TRACE)
     for name, table in t._engine.base.items():  # the base tables only, as the pipeline writes them
@@ -187,7 +187,6 @@ def _base_files(tmp_path):
     peaks, which the pipeline also writes as a file)."""
     from tracecols.model.base_tables import BASE_TABLES
     from tracecols.pipeline import ingest_to_dir
-    from tracecols.store import parquet
 
     out = ingest_to_dir([str(DATA_TRACE)], tmp_path / "out")
     return out, {n: p for n, p in parquet.table_files(out).items() if n in BASE_TABLES or n == "device_specs"}
@@ -221,7 +220,7 @@ def test_views_run_while_a_base_table_is_still_being_written(tmp_path):
 
     with ThreadPoolExecutor(1) as pool:
         future = pool.submit(write_when_others_ran)
-        started = engine.materialise_all_to(into, threads=2, whole=True, later={"critical_path_edges": future})
+        started = engine.materialise_all_to(into, parquet.writer, threads=2, whole=True, later={"critical_path_edges": future})
     assert started.index("kernel_stats") < started.index("critical_path") < started.index("critical_path_summary")
     for name in ("critical_path", "critical_path_summary", "kernel_stats"):
         assert pq.read_table(into / f"{name}.parquet").equals(pq.read_table(out / f"{name}.parquet")), name
@@ -240,4 +239,6 @@ def test_a_failed_later_table_fails_the_views(tmp_path):
         raise RuntimeError("the critical path failed")
 
     with ThreadPoolExecutor(1) as pool, pytest.raises(RuntimeError, match="critical path failed"):
-        engine.materialise_all_to(tmp_path, threads=2, whole=True, later={"critical_path_edges": pool.submit(fail)})
+        engine.materialise_all_to(
+            tmp_path, parquet.writer, threads=2, whole=True, later={"critical_path_edges": pool.submit(fail)}
+        )

@@ -23,7 +23,7 @@ def __getattr__(name):
 
         return getattr(trace, name)
     if name == "Lake":
-        from .fleet.lake import Lake
+        from .lake import Lake
 
         return Lake
     raise AttributeError(f"module 'tracecols' has no attribute {name!r}")

@@ -598,7 +598,7 @@ def _write_views(tmp, clock, view_seconds=None, only=None, cores=1, later=None):
     tracker().stage("analyses", total_items=len(engine.views))
     workers = max(1, cores) if whole else 2 if _small(events) else 1
     written = engine.materialise_all_to(
-        Path(tmp), threads=workers, view_seconds=view_seconds, only=only, whole=whole, later=later
+        Path(tmp), parquet.writer, threads=workers, view_seconds=view_seconds, only=only, whole=whole, later=later
     )
     engine.con.close()
     shutil.rmtree(tmp / ".spill", ignore_errors=True)

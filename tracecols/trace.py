@@ -7,13 +7,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .engine.connection import Engine
-from .engine.face import Face
 from .errors import SourceIOError
+from .face import Face
 from .read.source import note_input
 from .store import parquet
 
 if TYPE_CHECKING:
-    from .fleet.lake import Lake
+    from .lake import Lake
 
 
 def reader() -> str:
@@ -76,7 +76,7 @@ def open(*paths: str | os.PathLike, keep_secrets: bool = False, capture: str | o
             raise SourceIOError(d, "is an ingested directory; pass capture= when opening the trace file itself")
         manifest = parquet.read_manifest(d)
         if manifest and manifest.get("layout") == "lake":  # written by `tracecols ingest`: many traces
-            from .fleet.lake import Lake
+            from .lake import Lake
 
             return Lake(d, keep_secrets=keep_secrets)
         if manifest is None:
@@ -102,3 +102,18 @@ def open(*paths: str | os.PathLike, keep_secrets: bool = False, capture: str | o
     )
     t._scratch = scratch
     return t
+
+
+def write(
+    *paths: str | os.PathLike,
+    out: str | os.PathLike,
+    views: bool | list[str] = True,
+    keep_secrets: bool = False,
+    capture: str | os.PathLike | None = None,
+) -> None:
+    """Stream trace files into directory `out` (Parquet, memory bounded whatever their size), with
+    every view, or only those named by `views` and the views they read; `open(out)` reads it."""
+    from .pipeline import ingest, read_captures
+
+    captures = read_captures(capture, keep_secrets) if capture is not None else ()
+    ingest([str(p) for p in paths], out=out, views=views, captures=captures, keep_secrets=keep_secrets)

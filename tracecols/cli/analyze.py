@@ -12,6 +12,7 @@ from ..report.units import fmt_pct as _pct
 from ..store import parquet
 from ..store.atomic import scratch_dir
 from ..trace import open as open_trace
+from ..trace import write as write_trace
 from . import flags
 from .sources import expand
 from .table import Col, text, write
@@ -216,14 +217,15 @@ def _analyze_trace(args):
     """A trace file goes through the streaming ingest (memory bounded whatever its size):
     into -o with every analysis written, or into a temporary directory when there is none,
     where only the analyses the summary shows are written (in the same bounded memory)."""
-    from ..pipeline import ingest, read_captures
-
-    captures = read_captures(args.capture, args.keep_secrets) if args.capture else ()
     with scratch_dir() as tmp:
         out = args.output or os.path.join(tmp, "out")
         t0 = time.perf_counter()
-        ingest(
-            args.source, out=out, views=True if args.output else SUMMARY_VIEWS, captures=captures, keep_secrets=args.keep_secrets
+        write_trace(
+            *args.source,
+            out=out,
+            views=True if args.output else SUMMARY_VIEWS,
+            capture=args.capture or None,
+            keep_secrets=args.keep_secrets,
         )
         t = open_trace(out, keep_secrets=args.keep_secrets)
         _note_unknown_devices(t, args)

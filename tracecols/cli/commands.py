@@ -4,9 +4,8 @@ import json
 import os
 import sys
 
-from ..engine.connection import check_read_only
 from ..errors import SourceIOError
-from ..model.secrets import REDACTED, sql_redacted_count
+from ..face import check_read_only
 from ..printable import escape, escape_json, printable
 from ..report.units import fmt_bytes, fmt_ns
 from ..trace import open as open_trace
@@ -48,9 +47,7 @@ def info(args):
                 "the only device type listed\n"
             )
         out.write(f"metadata     {printable(', '.join(sorted(meta)) or '-')}\n")
-        hidden = (tr["metadata"] or "").count(REDACTED)  # distributedInfo is inside metadata
-        marks = sql_redacted_count(t.arrow("select * from events limit 0").schema)
-        in_events = t.sql(f"select coalesce(sum({marks}), 0)::BIGINT from events where trace_id = {tr['trace_id']}").item()
+        hidden, in_events = t.redactions(tr["trace_id"])
         if hidden or in_events:
             out.write(
                 f"secrets      {hidden + in_events} value(s) redacted ({hidden} in metadata, {in_events} in "

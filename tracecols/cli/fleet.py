@@ -6,7 +6,7 @@ import time
 
 from ..errors import SourceIOError
 from ..fleet.ingest import Reporter, ingest_lake
-from ..fleet.lake import Lake
+from ..lake import Lake
 from ..printable import MESSAGE, printable
 from ..progress import Tracker, using
 

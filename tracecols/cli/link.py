@@ -2,39 +2,14 @@
 
 import json
 import sys
-import time
 from pathlib import Path
 
 import pyarrow as pa
 
-from ..model.secrets import redact, redact_table
+from ..et import link as run_link
 from ..printable import MESSAGE, printable
 from ..store import parquet
 from . import flags
-
-
-def run_link(et_path, kineto_path, keep_secrets=False):
-    """Read both traces and link them: (et dict, linked nodes, et_kernels, summary). Secrets
-    are redacted from both before they are linked (so that names agree), unless `keep_secrets`."""
-    # imported here, so that other commands do not load the linker
-    from ..model.et_link import KINETO_COLUMNS
-    from ..model.et_link import link as link_tables
-    from ..pipeline import read_columns
-    from ..read.execution_trace import check_execution_trace, read_execution_trace
-
-    t0 = time.perf_counter()
-    check_execution_trace(et_path)
-    # the Kineto trace first, and only what the link reads of it: its read peaks before the ET is held
-    tables, inputs = read_columns([kineto_path], KINETO_COLUMNS, keep_secrets=keep_secrets)
-    et = read_execution_trace(et_path)
-    if not keep_secrets:
-        et = dict(et, meta=redact(et["meta"]), **{k: redact_table(et[k]) for k in ("nodes", "inputs", "outputs")})
-    nodes, kernels, summary = link_tables(
-        et["nodes"], tables["events"], tables["slices"], tables["kernels"], et_pid=et["meta"].get("pid")
-    )
-    summary["et_schema"] = et["meta"].get("schema")
-    summary["seconds"] = round(time.perf_counter() - t0, 3)
-    return et, inputs, nodes, kernels, summary
 
 
 def summary_table(s):

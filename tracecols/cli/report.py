@@ -24,10 +24,11 @@ def register(sub):
 
 
 def report(args):
+    from ..report import save
     from ..trace import open as open_trace
     from .sources import expand
 
-    out = open_trace(*expand(args.source), capture=args.capture, keep_secrets=args.keep_secrets).report(args.output, args.title)
+    out = save(open_trace(*expand(args.source), capture=args.capture, keep_secrets=args.keep_secrets), args.output, args.title)
     import os
 
     print(f"tracecols: wrote {out} ({os.path.getsize(out) / 1e3:,.0f} kB)", file=sys.stderr)

@@ -201,7 +201,7 @@ class Engine:
 
     @staticmethod
     def _source(t):
-        return t if isinstance(t, Scan) else f"read_parquet({_sql_str(t)})"
+        return t if isinstance(t, Scan) else f"read_parquet({sql_string(t)})"
 
     def _read_all(self, t):
         return self.arrow(f"SELECT * FROM {self._source(t)}")
@@ -308,10 +308,12 @@ class Engine:
             self._done[name] = t
         return t
 
-    def materialise_all_to(self, directory, threads=1, view_seconds=None, only=None, whole=False, later=None):
+    def materialise_all_to(self, directory, writer, threads=1, view_seconds=None, only=None, whole=False, later=None):
         """Like materialise(), for every view, through Parquet files: each result is streamed to
         `directory`/<view>.parquet (never held whole in memory, unless `whole`) and the view then
-        reads that file. Up to `threads` views run at a time, each once the views it reads are files.
+        reads that file. `writer(path, schema)` opens a file for the batches of one view (a
+        context manager with `write_batch`: store.parquet.writer); the engine writes no file format
+        of its own. Up to `threads` views run at a time, each once the views it reads are files.
 
         `whole`: each result is computed whole before it is written, which DuckDB does with one
         binding of the query where a streamed result takes two (the views one at a time over a
@@ -375,6 +377,7 @@ class Engine:
                         name,
                         None if held else directory / f"{name}.parquet",
                         view_seconds,
+                        writer,
                         query,
                         whole,
                     )
@@ -428,17 +431,15 @@ class Engine:
         """From now on, `name` reads the Parquet file(s) at `path` (a path or a list of them)."""
         self.con.execute(_file_view(name, path))
 
-    def _timed_stream_to(self, con, name, path, view_seconds, query=None, whole=False):
+    def _timed_stream_to(self, con, name, path, view_seconds, writer, query=None, whole=False):
         t = time.perf_counter()
-        self._stream_to(con, name, path, query=query, whole=whole)
+        self._stream_to(con, name, path, writer, query=query, whole=whole)
         if view_seconds is not None:
             view_seconds[name] = time.perf_counter() - t
 
-    def _stream_to(self, con, name, path, batch_rows=1 << 17, query=None, whole=False):
-        """View `name` (or `query`) into the Parquet file `path`, or, when `path` is None, into
-        the database's table _held(name)."""
-        from ..store.parquet import writer
-
+    def _stream_to(self, con, name, path, writer, batch_rows=1 << 17, query=None, whole=False):
+        """View `name` (or `query`) into the file `path` opened by `writer`, or, when `path` is
+        None, into the database's table _held(name)."""
         query = query or f"SELECT * FROM {name}"
         try:
             if path is None:
@@ -540,10 +541,11 @@ def _held(name):
 
 
 def _file_view(name, path):
-    return f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM read_parquet({_sql_str(path)})"
+    return f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM read_parquet({sql_string(path)})"
 
 
-def _sql_str(v):
+def sql_string(v: object) -> str:
+    """`v` as a SQL string literal (quotes doubled), or a list or tuple of them as a DuckDB list."""
     if isinstance(v, (list, tuple)):
-        return "[" + ", ".join(_sql_str(x) for x in v) + "]"
+        return "[" + ", ".join(sql_string(x) for x in v) + "]"
     return "'" + str(v).replace("'", "''") + "'"

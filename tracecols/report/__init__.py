@@ -1,5 +1,5 @@
 """The HTML report (`tracecols report`): one self-contained, offline file of charts and tables."""
 
-from .html import render, write
+from .html import render, save, write
 
-__all__ = ["render", "write"]
+__all__ = ["render", "save", "write"]

@@ -954,7 +954,7 @@ class _Report:
 
 def render(src, title=None):
     """The report for an opened trace (tracecols.open) or a tc.Lake, as one HTML string."""
-    from ..fleet.lake import Lake
+    from ..lake import Lake
 
     is_lake = isinstance(src, Lake)
     rep = _Report(src, is_lake)
@@ -994,7 +994,7 @@ def write(source, out_path, title=None, capture=None):
     render the report and write it; returns the path."""
     from ..trace import open as open_trace
 
-    return open_trace(source, capture=capture).report(out_path, title)
+    return save(open_trace(source, capture=capture), out_path, title)
 
 
 def save(src, out_path, title=None):

@@ -8,15 +8,15 @@ columns and row groups the query needs, and a filter on `rank` skips whole files
 
 import os
 
-from ..engine.connection import Engine, Scan, _sql_str
-from ..engine.face import Face
-from ..errors import SourceIOError
-from ..store import lake as store
+from .engine.connection import Engine, Scan, sql_string
+from .errors import SourceIOError
+from .face import Face
+from .store import lake as store
 
 
 def _scan(paths):
     return Scan(
-        f"read_parquet({_sql_str(paths)}, hive_partitioning = true, hive_types = {{'rank': INTEGER}}, union_by_name = true)"
+        f"read_parquet({sql_string(paths)}, hive_partitioning = true, hive_types = {{'rank': INTEGER}}, union_by_name = true)"
     )
 
 
@@ -70,7 +70,7 @@ class Lake(Face):
         views then read instead (Engine._redacted); so is the device peak table."""
         import os
 
-        from ..store.atomic import temp_sibling, writing
+        from .store.atomic import temp_sibling, writing
 
         if self.lfs.remote:
             raise SourceIOError(self.origin, "--duckdb export needs a local lake (the views name its files)")

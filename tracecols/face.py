@@ -5,11 +5,14 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
+# parses a query before any trace is read: `tracecols sql` refuses one that could write files
+from .engine.connection import check_read_only as check_read_only
+
 if TYPE_CHECKING:
     import polars as pl
     import pyarrow as pa
 
-    from .connection import Engine
+    from .engine.connection import Engine
 
 
 class Face:
@@ -72,9 +75,9 @@ class Face:
         name = "critical_path_summary" if summary else "critical_path"
         if annotation is None:
             return self.sql(f"SELECT * FROM {name}")
-        from ..errors import QueryError
-        from ..model.cp_graph import SYNC_COLUMNS, sync_events
-        from ..model.critical_path import critical_path_edges
+        from .errors import QueryError
+        from .model.cp_graph import SYNC_COLUMNS, sync_events
+        from .model.critical_path import critical_path_edges
 
         quoted = "'" + annotation.replace("'", "''") + "'"
         if not self.sql(f"SELECT count(*) AS n FROM slices WHERE name LIKE {quoted}")["n"][0]:
@@ -92,7 +95,7 @@ class Face:
         """What changed from this trace (A) to `other` (B): {kind: comparison frame} by kernel,
         op or call path (docs/diff.md). Kernels match by name over all devices, or by
         (device, name) with `by_device`."""
-        from ..model.diff import diff
+        from .model.diff import diff
 
         a, b = self._diff_tables(), other._diff_tables()
         return {k: diff(a, b, k, by_device) for k in kinds}
@@ -107,6 +110,16 @@ class Face:
         if "kernel_perf" in self.tables:
             d["kernel_perf"] = self.sql("select * from kernel_perf")
         return d
+
+    def redactions(self, trace_id: int) -> tuple[int, int]:
+        """How many values were redacted (model/secrets.py) in trace `trace_id`: (in its metadata,
+        in its events)."""
+        from .model.secrets import REDACTED, sql_redacted_count
+
+        metadata = self.sql(f"SELECT metadata FROM traces WHERE trace_id = {int(trace_id)}").item()
+        marks = sql_redacted_count(self.arrow("SELECT * FROM events LIMIT 0").schema)
+        in_events = self.sql(f"SELECT coalesce(sum({marks}), 0)::BIGINT FROM events WHERE trace_id = {int(trace_id)}").item()
+        return (metadata or "").count(REDACTED), in_events  # distributedInfo is inside metadata
 
     def unknown_devices(self) -> list[str]:
         """Names of devices that ran work but have no row in the device peak table."""
@@ -123,12 +136,6 @@ class Face:
             return []
         return self.sql("""SELECT trace_id, device, name FROM _device_models
                            WHERE ran_work AND name_source LIKE 'assumed%' ORDER BY trace_id, device""").rows()
-
-    def report(self, out_path: str, title: str | None = None) -> str:
-        """Write the self-contained HTML report (docs/report.md) to `out_path`; returns its path."""
-        from ..report.html import save  # the report is drawn from this face's tables and views
-
-        return save(self, out_path, title)
 
     def close(self) -> None:
         """Release the DuckDB connection (and the files it holds open)."""
