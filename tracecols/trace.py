@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from .engine.connection import Engine
 from .engine.face import Face
+from .engine.public import is_public
 from .errors import SourceIOError
 from .read.source import note_input
 from .store import parquet
@@ -84,9 +85,9 @@ def open(*paths: str | os.PathLike, keep_secrets: bool = False, capture: str | o
         # redacted on the way out: wholly if written with keep_secrets (or before events were
         # redacted), else only its small metadata tables
         stored = manifest.get("secrets_redacted") is True
-        return Trace(
-            parquet.table_files(d), manifest.get("inputs", []), origin=str(d), redact=not keep_secrets, secrets_redacted=stored
-        )
+        # an output written before the export policy may hold private helpers: computed again instead
+        files = {n: f for n, f in parquet.table_files(d).items() if is_public(n)}
+        return Trace(files, manifest.get("inputs", []), origin=str(d), redact=not keep_secrets, secrets_redacted=stored)
     from .pipeline import ingest, query_options, read_captures  # here: opening a saved directory needs none of it
 
     captures = read_captures(capture, keep_secrets) if capture is not None else ()

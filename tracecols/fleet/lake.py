@@ -87,7 +87,7 @@ class Lake(Face):
                 if os.path.exists(p):
                     os.unlink(p)
             raise
-        return out_path, engine.names
+        return out_path, engine.public
 
     def __repr__(self):
         return f"<tracecols.Lake {self.origin}: {len(self.manifest['traces'])} traces, ranks {self.ranks}>"
