@@ -12,7 +12,7 @@ from ..report.units import fmt_pct as _pct
 from ..store import parquet
 from ..store.atomic import scratch_dir
 from ..trace import Trace
-from ..trace import open as open_trace
+from ..trace import open_any as open_trace
 from . import flags
 from .sources import expand
 from .table import Col, text, write

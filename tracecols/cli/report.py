@@ -24,7 +24,7 @@ def register(sub):
 
 
 def report(args):
-    from ..trace import open as open_trace
+    from ..trace import open_any as open_trace
     from .sources import expand
 
     out = open_trace(*expand(args.source), capture=args.capture, keep_secrets=args.keep_secrets).report(args.output, args.title)

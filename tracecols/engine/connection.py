@@ -83,7 +83,7 @@ class Engine:
         # estimates below 64 rows as a nested loop over every pair, and its estimates of filtered
         # scans of Arrow tables can be far too low. Set here, not by SET, so that the cursors that
         # stream the views have it too.
-        config = {"enable_external_access": True, "asof_loop_join_threshold": 0}
+        config: dict[str, object] = {"enable_external_access": True, "asof_loop_join_threshold": 0}
         if memory_limit:  # bounded-memory runs: DuckDB spills to temp_dir beyond this
             config["memory_limit"] = memory_limit
         if temp_dir:
@@ -357,6 +357,8 @@ class Engine:
                 if n not in wanted:
                     wanted.add(n)
                     todo += self._reads[n]
+        done: set[str]
+        running: dict
         pending, done, running = [n for n in self.views if n in wanted], set(), {}
         waiting = {f: n for n, f in (later or {}).items()}  # base tables not read yet
         readers = {n: {v for v in pending if n in self._reads[v]} for n in pending}  # not yet written

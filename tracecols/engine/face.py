@@ -32,12 +32,20 @@ class Face:
         return public_names(self._engine.views)
 
     def sql(self, query: str) -> pl.DataFrame:
-        """Run DuckDB SQL over the tables; returns a polars DataFrame."""
-        return self._engine.polars(query)
+        """Run DuckDB SQL over the tables; returns a polars DataFrame. A statement without rows
+        (CREATE VIEW, INSERT …) returns an empty DataFrame with no columns."""
+        import polars as pl
+
+        df = self._engine.polars(query)
+        return pl.DataFrame() if df is None else df
 
     def arrow(self, query: str) -> pa.Table:
-        """Run DuckDB SQL over the tables; returns an Arrow table."""
-        return self._engine.arrow(query)
+        """Run DuckDB SQL over the tables; returns an Arrow table (with no columns for a
+        statement without rows)."""
+        import pyarrow as pa
+
+        t = self._engine.arrow(query)
+        return pa.table({}) if t is None else t
 
     def head(self, query: str, n: int) -> pa.Table | None:
         """The first `n` rows of a query's result as an Arrow table (DuckDB stops there where
