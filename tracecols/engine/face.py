@@ -32,16 +32,17 @@ class Face:
         return public_names(self._engine.views)
 
     def sql(self, query: str) -> pl.DataFrame:
-        """Run DuckDB SQL over the tables; returns a polars DataFrame. A statement without rows
-        (CREATE VIEW, INSERT …) returns an empty DataFrame with no columns."""
+        """Run DuckDB SQL over the tables; returns a polars DataFrame, never None: a query
+        without a statement (empty, or comments only) gives an empty DataFrame with no columns
+        (DDL gives DuckDB's one-column status frame: `Count` or `Success`)."""
         import polars as pl
 
         df = self._engine.polars(query)
         return pl.DataFrame() if df is None else df
 
     def arrow(self, query: str) -> pa.Table:
-        """Run DuckDB SQL over the tables; returns an Arrow table (with no columns for a
-        statement without rows)."""
+        """Run DuckDB SQL over the tables; returns an Arrow table (with no columns for a query
+        without a statement), never None."""
         import pyarrow as pa
 
         t = self._engine.arrow(query)
