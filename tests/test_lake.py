@@ -64,8 +64,9 @@ def test_single_trace_lake_equals_the_trace(tmp_path):
     assert tr["size"] == os.path.getsize(DATA_TRACE)
     assert tr["sha256"] == hashlib.sha256(DATA_TRACE.read_bytes()).hexdigest()
     assert tr["rank"] is None and tr["files"]["events"].startswith("events/rank=__HIVE_DEFAULT_PARTITION__/")
-    lake = tracecols.open(str(out))  # open() recognises a lake
-    assert isinstance(lake, tracecols.Lake)
+    with pytest.raises(tracecols.TraceError, match=r"is a lake .*tracecols.Lake\(path\)"):
+        tracecols.open(str(out))  # typed to give a Trace: a lake is opened by Lake
+    lake = tracecols.Lake(str(out))
     direct = tracecols.open(str(DATA_TRACE))
     for name in ("devices", "events", "kernels", "slices", "traces"):
         a = direct.table(name)

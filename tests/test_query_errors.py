@@ -117,7 +117,7 @@ def test_every_connection_has_extensions_off_and_locked(trace, tmp_path):
     assert connect().sql(SETTINGS).fetchall() == [(False, False, False, True)]
     lake = tmp_path / "lake"
     assert cli("ingest", DATA_TRACE, "-o", lake, "-j", "1", "-q")[0] == 0
-    assert tracecols.open(lake).sql(SETTINGS).rows() == [(False, False, False, True)]
+    assert tracecols.Lake(lake).sql(SETTINGS).rows() == [(False, False, False, True)]
 
 
 def test_tracecols_opens_duckdb_only_through_connect():

@@ -248,7 +248,7 @@ def test_lake_of_a_folder_with_a_rocprofv3_file(tmp_path):
     (src / "4242_results.json").write_text(json.dumps(hand_built()))
     res = ingest_lake([str(src)], str(tmp_path / "lake"), jobs=1)
     assert res.ok and len(res.added) == 1
-    lake, direct = tracecols.open(str(tmp_path / "lake")), tracecols.open(str(src / "4242_results.json"))
+    lake, direct = tracecols.Lake(str(tmp_path / "lake")), tracecols.open(str(src / "4242_results.json"))
     q = "select correlation, name, device, stream, ts_ns, dur_ns, launch_name from kernels order by correlation"
     assert lake.sql(q).rows() == direct.sql(q).rows() and len(direct.sql(q)) == 3
     assert lake.sql("select warnings from traces").item().to_list()[0] == NO_OP_TREE

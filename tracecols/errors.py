@@ -1,21 +1,28 @@
 """The exception kinds tracecols raises; the CLI turns each into one stderr line and exit code 2."""
 
+from __future__ import annotations
+
+import os
+from typing import Any
+
 
 class TraceError(Exception):
     """Base of every error tracecols reports to a user."""
 
-    kind = "error"
+    kind: str = "error"
 
-    def __init__(self, path, message, offset=None):
+    def __init__(self, path: str | os.PathLike[str], message: object, offset: int | None = None) -> None:
         self.path = str(path)
         self.offset = offset
         self.message = " ".join(str(message).split())
         super().__init__(self.line())
 
-    def __reduce__(self):  # a worker process hands its error back to the driver pickled
+    # a worker process hands its error back to the driver pickled
+    def __reduce__(self) -> tuple[type[TraceError], tuple[Any, ...]]:
         return (type(self), (self.path, self.message, self.offset))
 
-    def line(self):
+    def line(self) -> str:
+        """`PATH: KIND: MESSAGE`, the one line the CLI prints."""
         where = self.path if self.offset is None else f"{self.path} (near byte {self.offset})"
         return f"{where}: {self.kind}: {self.message}"
 

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 # parses a query before any trace is read: `tracecols sql` refuses one that could write files
 from .engine.connection import check_read_only as check_read_only
+from .engine.public import is_public, public_names
 
 if TYPE_CHECKING:
     import polars as pl
@@ -23,21 +24,31 @@ class Face:
 
     @property
     def tables(self) -> list[str]:
-        """Names of every table and view that can be queried (private `_` helpers included)."""
-        return self._engine.names
+        """Names of the public tables and views (engine/public.py): base tables, then the
+        analyses. The private `_` helpers the views read are not listed (nor saved, nor exported)."""
+        return self._engine.public
 
     @property
     def views(self) -> list[str]:
         """The public analyses (sql/ views whose names do not start with `_`), in dependency order."""
-        return [n for n in self._engine.views if not n.startswith("_")]
+        return public_names(self._engine.views)
 
     def sql(self, query: str) -> pl.DataFrame:
-        """Run DuckDB SQL over the tables; returns a polars DataFrame."""
-        return self._engine.polars(query)
+        """Run DuckDB SQL over the tables; returns a polars DataFrame, never None: a query
+        without a statement (empty, or comments only) gives an empty DataFrame with no columns
+        (DDL gives DuckDB's one-column status frame: `Count` or `Success`)."""
+        import polars as pl
+
+        df = self._engine.polars(query)
+        return pl.DataFrame() if df is None else df
 
     def arrow(self, query: str) -> pa.Table:
-        """Run DuckDB SQL over the tables; returns an Arrow table."""
-        return self._engine.arrow(query)
+        """Run DuckDB SQL over the tables; returns an Arrow table (with no columns for a query
+        without a statement), never None."""
+        import pyarrow as pa
+
+        t = self._engine.arrow(query)
+        return pa.table({}) if t is None else t
 
     def head(self, query: str, n: int) -> pa.Table | None:
         """The first `n` rows of a query's result as an Arrow table (DuckDB stops there where
@@ -55,12 +66,13 @@ class Face:
     def analyses(self) -> tuple[dict[str, pa.Table], dict[str, float]]:
         """Every public view, computed: ({name: Arrow table}, {name: seconds}). The private
         helpers they read are computed once on the way (their seconds are listed too)."""
-        out, secs = {}, {}
+        out: dict[str, pa.Table] = {}
+        secs: dict[str, float] = {}
         for name in self._engine.views:
             t0 = time.perf_counter()
             table = self.table(name)
             secs[name] = time.perf_counter() - t0
-            if not name.startswith("_"):
+            if is_public(name):
                 out[name] = table
         return out, secs
 
@@ -123,7 +135,7 @@ class Face:
 
     def unknown_devices(self) -> list[str]:
         """Names of devices that ran work but have no row in the device peak table."""
-        if "_device_models" not in self.tables:
+        if "_device_models" not in self._engine.views:
             return []
         df = self.sql("""SELECT DISTINCT coalesce(name, '(no name)') AS name FROM _device_models
                          WHERE ran_work AND model IS NULL ORDER BY 1""")
@@ -132,7 +144,7 @@ class Face:
     def assumed_devices(self) -> list[tuple[int, int, str]]:
         """(trace_id, device, name) of the devices that ran work but are not listed in their
         trace's deviceProperties, named after the trace's only listed device type."""
-        if "_device_models" not in self.tables:
+        if "_device_models" not in self._engine.views:
             return []
         return self.sql("""SELECT trace_id, device, name FROM _device_models
                            WHERE ran_work AND name_source LIKE 'assumed%' ORDER BY trace_id, device""").rows()

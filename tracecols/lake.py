@@ -6,7 +6,10 @@ columns and row groups the query needs, and a filter on `rank` skips whole files
 `rank=R` directory). The sql/ analyses are views on top, as for a single trace.
 """
 
+from __future__ import annotations
+
 import os
+from typing import Any
 
 from .engine.connection import Engine, Scan, sql_string
 from .errors import SourceIOError
@@ -14,7 +17,7 @@ from .face import Face
 from .store import lake as store
 
 
-def _scan(paths):
+def _scan(paths: list[str]) -> Scan:
     return Scan(
         f"read_parquet({sql_string(paths)}, hive_partitioning = true, hive_types = {{'rank': INTEGER}}, union_by_name = true)"
     )
@@ -32,8 +35,8 @@ class Lake(Face):
             raise SourceIOError(path, "has no _tracecols.json (not a tracecols lake)")
         if not m.get("traces"):
             raise SourceIOError(path, "is an empty lake: no trace has been committed to it yet")
-        self.manifest = m
-        self.inputs = m.get("inputs", [])
+        self.manifest: dict[str, Any] = m
+        self.inputs: list[dict[str, Any]] = m.get("inputs", [])
         # every trace ingested with redaction: nothing to redact on the way out
         self.secrets_redacted = all(t.get("secrets_redacted") is True for t in m["traces"])
         self._engine = Engine(
@@ -44,7 +47,7 @@ class Lake(Face):
             clean=self.secrets_redacted,
         )
 
-    def _scans(self):
+    def _scans(self) -> dict[str, Scan]:
         out = {}
         for name in self.manifest["tables"]:
             paths = [self.lfs.path(t["files"][name]) for t in self.manifest["traces"] if name in t["files"]]
@@ -53,22 +56,23 @@ class Lake(Face):
         return out
 
     @property
-    def traces(self):
+    def traces(self) -> list[dict[str, Any]]:
         """The manifest's record of each trace: trace_id, path, size, sha256, rank, files."""
         return list(self.manifest["traces"])
 
     @property
-    def ranks(self):
+    def ranks(self) -> list[int]:
+        """The ranks of the lake's traces, ascending (traces of no known rank left out)."""
         return sorted({t["rank"] for t in self.manifest["traces"] if t["rank"] is not None})
 
-    def export_duckdb(self, out_path, keep_secrets=None):
+    def export_duckdb(self, out_path: str | os.PathLike[str], keep_secrets: bool | None = None) -> tuple[str, list[str]]:
         """Write a DuckDB database file of views over this lake (absolute file paths), atomically.
 
         Secrets are redacted unless `keep_secrets` (default: as this Lake was opened): the
         metadata tables (traces, devices) are stored in the file, redacted, and when a trace
         was ingested with secrets kept, so are the other tables' rows that hold one, which the
-        views then read instead (Engine._redacted); so is the device peak table."""
-        import os
+        views then read instead (Engine._redacted); so is the device peak table. Returns the
+        file's path and the public tables and views it lists (engine/public.py)."""
 
         from .store.atomic import temp_sibling, writing
 
@@ -87,7 +91,7 @@ class Lake(Face):
                 if os.path.exists(p):
                     os.unlink(p)
             raise
-        return out_path, engine.names
+        return out_path, engine.public
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"<tracecols.Lake {self.origin}: {len(self.manifest['traces'])} traces, ranks {self.ranks}>"

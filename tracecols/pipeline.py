@@ -44,6 +44,7 @@ import pyarrow.parquet as pq
 
 from . import memory
 from .engine.connection import Engine
+from .engine.public import public_names
 from .engine.specs import device_specs_table
 from .errors import Malformed, SourceIOError, TraceError
 from .model.base_tables import BASE_TABLES
@@ -603,7 +604,7 @@ def _write_views(tmp, clock, view_seconds=None, only=None, cores=1, later=None):
     engine.con.close()
     shutil.rmtree(tmp / ".spill", ignore_errors=True)
     # private helpers over a big trace were files only for the views that read them, all written now
-    for name in [n for n in written if n.startswith("_")]:
+    for name in set(written) - set(public_names(written)):
         (tmp / f"{name}.parquet").unlink()
     clock.lap("views")
-    return ["device_specs"] + [n for n in written if not n.startswith("_")]
+    return ["device_specs", *public_names(written)]

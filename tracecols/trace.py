@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .engine.connection import Engine
+from .engine.public import is_public
 from .errors import SourceIOError
 from .face import Face
 from .read.source import note_input
 from .store import parquet
 
 if TYPE_CHECKING:
+    import pyarrow as pa
+
     from .lake import Lake
+    from .navigate import TreeView
 
 
 def reader() -> str:
@@ -30,35 +34,49 @@ def reader() -> str:
 class Trace(Face):
     """The tables of one or more traces. `sql()` answers with polars, `table()` with Arrow."""
 
-    def __init__(self, tables, inputs, origin, redact=False, secrets_redacted=True, **engine_options):
+    _tree: TreeView | None = None
+
+    def __init__(
+        self,
+        tables: dict[str, Any],
+        inputs: list[dict[str, Any]],
+        origin: str,
+        redact: bool = False,
+        secrets_redacted: bool = True,
+        **engine_options: Any,
+    ) -> None:
+        """Usually made by `tracecols.open`. `tables`: {name: Arrow table or Parquet path(s)};
+        `inputs`: the manifest's record of each input file."""
         self.inputs = inputs
         self.origin = origin
         # whether the tables hold no secret (model/secrets.py): read with redaction, or redacted here
         self.secrets_redacted = secrets_redacted or redact
         # engine_options: Engine's memory_limit and temp_dir (a streamed trace's, pipeline.query_options)
         self._engine = Engine(tables, origin=origin, redact=redact, clean=secrets_redacted, **engine_options)
-        self._scratch = None  # the temporary directory of a streamed trace, kept while the Trace lives
+        self._scratch: Any = None  # the temporary directory of a streamed trace, kept while the Trace lives
 
     @property
-    def tree(self):
+    def tree(self) -> TreeView:
         """Navigation of the host tree: subtree(uid), ancestors(uid), print_subtree(uid), print_parents(uid)."""
         from .navigate import TreeView
 
-        if getattr(self, "_tree", None) is None:
+        if self._tree is None:
             self._tree = TreeView(self)
         return self._tree
 
-    def save(self, out_dir):
-        """Write every table as Parquet (zstd) plus _tracecols.json, atomically."""
-        tables = {name: self.table(name) for name in self.tables}
+    def save(self, out_dir: str | os.PathLike[str]) -> Path:
+        """Write every public table and view (`tables`) as Parquet (zstd) plus _tracecols.json,
+        atomically; returns the directory."""
+        tables: dict[str, pa.Table] = {name: self.table(name) for name in self.tables}
         return parquet.write_dir(out_dir, tables, parquet.manifest(tables, self.inputs, secrets_redacted=self.secrets_redacted))
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"<tracecols.Trace {self.origin}: {', '.join(self.tables)}>"
 
 
-def open(*paths: str | os.PathLike, keep_secrets: bool = False, capture: str | os.PathLike | None = None) -> Trace | Lake:
-    """Open trace files (local or fsspec URLs, .json or .json.gz), or a directory written by save()/ingest.
+def open(*paths: str | os.PathLike[str], keep_secrets: bool = False, capture: str | os.PathLike[str] | None = None) -> Trace:
+    """Open trace files (local or fsspec URLs, .json or .json.gz), or a directory written by
+    save() or `analyze -o`. A lake (written by `tracecols ingest`) is opened by `tracecols.Lake`.
 
     Secrets (tokens, passwords, keys, … in the metadata and in every string of the events; see
     model/secrets.py) are redacted in the tables, whatever was stored, unless `keep_secrets=True`.
@@ -66,6 +84,27 @@ def open(*paths: str | os.PathLike, keep_secrets: bool = False, capture: str | o
     capture traces (docs/graphs.md); graph-replayed kernels are then given to the ops that
     captured them.
     """
+    if len(paths) == 1 and _is_lake(paths[0]):
+        raise SourceIOError(paths[0], _LAKE)
+    opened = open_any(*paths, keep_secrets=keep_secrets, capture=capture)
+    if not isinstance(opened, Trace):  # a lake written there meanwhile
+        opened.close()
+        raise SourceIOError(opened.origin, _LAKE)
+    return opened
+
+
+_LAKE = "is a lake (written by tracecols ingest): open it with tracecols.Lake(path)"
+
+
+def _is_lake(path: str | os.PathLike[str]) -> bool:
+    manifest = parquet.read_manifest(path) if os.path.isdir(str(path)) else None
+    return manifest is not None and manifest.get("layout") == "lake"
+
+
+def open_any(
+    *paths: str | os.PathLike[str], keep_secrets: bool = False, capture: str | os.PathLike[str] | None = None
+) -> Trace | Lake:
+    """What the commands open: `open`'s traces, or the Lake a lake directory holds."""
     if not paths:
         raise TypeError("tracecols.open() needs at least one path")
     if len(paths) == 1 and os.path.isdir(str(paths[0])):
@@ -84,9 +123,9 @@ def open(*paths: str | os.PathLike, keep_secrets: bool = False, capture: str | o
         # redacted on the way out: wholly if written with keep_secrets (or before events were
         # redacted), else only its small metadata tables
         stored = manifest.get("secrets_redacted") is True
-        return Trace(
-            parquet.table_files(d), manifest.get("inputs", []), origin=str(d), redact=not keep_secrets, secrets_redacted=stored
-        )
+        # an output written before the export policy may hold private helpers: computed again instead
+        files = {n: f for n, f in parquet.table_files(d).items() if is_public(n)}
+        return Trace(files, manifest.get("inputs", []), origin=str(d), redact=not keep_secrets, secrets_redacted=stored)
     from .pipeline import ingest, query_options, read_captures  # here: opening a saved directory needs none of it
 
     captures = read_captures(capture, keep_secrets) if capture is not None else ()

@@ -11,7 +11,8 @@ from ..report.units import fmt_ns as _ns
 from ..report.units import fmt_pct as _pct
 from ..store import parquet
 from ..store.atomic import scratch_dir
-from ..trace import open as open_trace
+from ..trace import Trace
+from ..trace import open_any as open_trace
 from ..trace import write as write_trace
 from . import flags
 from .sources import expand
@@ -202,15 +203,21 @@ def analyze(args):
     if not any(os.path.isdir(str(s)) for s in args.source):
         return _analyze_trace(args)
     t = open_trace(*args.source, capture=args.capture, keep_secrets=args.keep_secrets)
-    tables, secs = t.analyses()
     _note_unknown_devices(t, args)
     if args.output:
-        out = parquet.write_dir(
-            args.output, tables, parquet.manifest(tables, t.inputs, kind="analyses", secrets_redacted=t.secrets_redacted)
-        )
-        _say(args, f"wrote {len(tables)} analyses to {out} ({sum(secs.values()):.2f} s of queries)")
+        t0 = time.perf_counter()
+        if isinstance(t, Trace):  # a saved trace: what -o of its trace file writes (Trace.save)
+            out, what = t.save(args.output), f"{len(t.tables)} tables and analyses"
+        else:  # a lake holds its base tables already: its analyses only
+            tables, _ = t.analyses()
+            out, what = parquet.write_dir(args.output, tables, _analyses_manifest(t, tables)), f"{len(tables)} analyses"
+        _say(args, f"wrote {what} to {out} ({time.perf_counter() - t0:.2f} s)")
     _print_summary(t, args)
     return 0
+
+
+def _analyses_manifest(t, tables):
+    return parquet.manifest(tables, t.inputs, kind="analyses", secrets_redacted=t.secrets_redacted)
 
 
 def _analyze_trace(args):
@@ -230,7 +237,7 @@ def _analyze_trace(args):
         t = open_trace(out, keep_secrets=args.keep_secrets)
         _note_unknown_devices(t, args)
         if args.output:
-            written = len(parquet.read_manifest(out)["tables"])  # the private helpers are views, not files
+            written = len(parquet.read_manifest(out)["tables"])
             _say(args, f"wrote {written} tables and analyses to {out} ({time.perf_counter() - t0:.2f} s)")
         _print_summary(t, args)
         t.close()  # before the temporary directory goes

@@ -9,7 +9,7 @@ from ..printable import printable
 from ..read import rocprof
 from ..read.restore import us
 from ..store.augment import write_augmented
-from ..trace import open as open_trace
+from ..trace import open_any as open_trace
 from . import flags
 
 

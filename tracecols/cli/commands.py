@@ -8,7 +8,8 @@ from ..errors import SourceIOError
 from ..face import check_read_only
 from ..printable import escape, escape_json, printable
 from ..report.units import fmt_bytes, fmt_ns
-from ..trace import open as open_trace
+from ..trace import open as open_one
+from ..trace import open_any as open_trace
 from ..trace import reader
 from .sources import expand
 from .table import Col, frame_text, render, text
@@ -149,7 +150,8 @@ def _write_atomic(df, path, fmt):
 def tree(args):
     from ..errors import QueryError
 
-    t = open_trace(*expand([args.source], one=True, command="tree"), capture=args.capture, keep_secrets=args.keep_secrets)
+    # one trace's tree: a lake is refused in one line (open_one)
+    t = open_one(*expand([args.source], one=True, command="tree"), capture=args.capture, keep_secrets=args.keep_secrets)
     uid = args.uid
     if uid is None:
         name = args.name.replace("'", "''")

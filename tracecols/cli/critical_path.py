@@ -37,7 +37,7 @@ def register(sub):
 
 def critical_path(args):
     from ..errors import SourceIOError
-    from ..trace import open as open_trace
+    from ..trace import open_any as open_trace
     from .commands import emit
     from .sources import expand
 

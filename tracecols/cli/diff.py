@@ -9,7 +9,7 @@ from ..errors import Unsupported
 from ..printable import printable
 from ..report.units import column_format, fmt_ns, fmt_number, fmt_pct, fmt_tflops
 from ..store import parquet
-from ..trace import open as open_trace
+from ..trace import open_any as open_trace
 from . import flags
 from .table import Col, render, text
 

@@ -25,7 +25,7 @@ def register(sub):
 
 def report(args):
     from ..report import save
-    from ..trace import open as open_trace
+    from ..trace import open_any as open_trace
     from .sources import expand
 
     out = save(open_trace(*expand(args.source), capture=args.capture, keep_secrets=args.keep_secrets), args.output, args.title)

@@ -48,7 +48,7 @@ def _trace_id(trace, args):
 
 def stacks(args):
     from ..store.atomic import atomic_output
-    from ..trace import open as open_trace
+    from ..trace import open_any as open_trace
     from .sources import expand
 
     t = open_trace(*expand([args.source], one=True, command="stacks"), capture=args.capture, keep_secrets=args.keep_secrets)

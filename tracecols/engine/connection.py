@@ -16,6 +16,7 @@ from ..model.base_tables import BASE_TABLES
 from ..model.secrets import METADATA_TABLES, redact_table, sql_candidates
 from ..progress import tracker
 from . import sqlfiles
+from .public import is_public, public_names
 from .specs import device_specs_table
 
 # A small trace's views are fetched through DuckDB's DB-API result, which binds a query once
@@ -82,7 +83,7 @@ class Engine:
         # estimates below 64 rows as a nested loop over every pair, and its estimates of filtered
         # scans of Arrow tables can be far too low. Set here, not by SET, so that the cursors that
         # stream the views have it too.
-        config = {"enable_external_access": True, "asof_loop_join_threshold": 0}
+        config: dict[str, object] = {"enable_external_access": True, "asof_loop_join_threshold": 0}
         if memory_limit:  # bounded-memory runs: DuckDB spills to temp_dir beyond this
             config["memory_limit"] = memory_limit
         if temp_dir:
@@ -98,6 +99,8 @@ class Engine:
         self._memoise = False  # whether private helpers are held (set once the base tables are known)
         self._on_file = set()  # views whose definition reads the file materialise_all_to wrote
         self.base = {}
+        if self._persist:  # private helpers and the redacted rows sit in a schema apart (public.py)
+            self.con.execute(f"CREATE SCHEMA IF NOT EXISTS {sqlfiles.PRIVATE_SCHEMA}")
         for name, t in tables.items():
             if redact and name in METADATA_TABLES:
                 t = redact_table(t if isinstance(t, pa.Table) else self._read_all(t))
@@ -132,9 +135,8 @@ class Engine:
         # exist; its twelve helpers hold 24 MB, and its peak over every view fell 669 -> 579 MB).
         # Not over files: a lake's helpers grow with its ranks and are not held.
         self._memoise = not self._persist and all(isinstance(t, pa.Table) for t in self.base.values())
-        private = {n for n in self.views if n.startswith("_")} if self._persist else set()
-        if private:  # a database file lists the public views only; the helpers sit in a schema apart
-            self.con.execute(f"CREATE SCHEMA IF NOT EXISTS {sqlfiles.PRIVATE_SCHEMA}")
+        # a database file lists the public views only
+        private = {n for n in self.views if not is_public(n)} if self._persist else set()
         for name in self.views:
             if name not in self._undefined:
                 self.con.execute(sqlfiles.private_in_schema(files[name][0], private))
@@ -163,14 +165,14 @@ class Engine:
                 self._define_with_reads(read, hold)
         self.con.execute(text)
         # held before the views above it are defined: DuckDB binds those over the result
-        if hold and self._memoise and name.startswith("_"):
+        if hold and self._memoise and not is_public(name):
             self.materialise(name)
 
     def _hold_helpers(self, name):
         """Compute once each private helper beneath view `name` not yet held, the deepest first."""
         for read in sorted(self._reads[name]):
             self._hold_helpers(read)
-            if read.startswith("_") and read not in self._done:
+            if not is_public(read) and read not in self._done:
                 self.materialise(read)
 
     def _register(self, name, table):
@@ -196,8 +198,9 @@ class Engine:
         redacted = redact_table(found)
         if redacted is found:  # rows the search picked, none holding a secret after all
             return t
-        self._register(f"__redacted_{name}", redacted)
-        return Scan(f"(SELECT * FROM {src} WHERE NOT ({cond}) UNION ALL SELECT * FROM __redacted_{name})")
+        held = f"{sqlfiles.PRIVATE_SCHEMA}.redacted_{name}" if self._persist else f"__redacted_{name}"
+        self._register(held, redacted)
+        return Scan(f"(SELECT * FROM {src} WHERE NOT ({cond}) UNION ALL SELECT * FROM {held})")
 
     @staticmethod
     def _source(t):
@@ -207,8 +210,14 @@ class Engine:
         return self.arrow(f"SELECT * FROM {self._source(t)}")
 
     @property
-    def names(self):
+    def names(self) -> list[str]:
+        """Every table and view of the catalog, the private helpers included."""
         return list(self.base) + self.views
+
+    @property
+    def public(self) -> list[str]:
+        """The tables and views that leave the engine (public.py): base tables, then views."""
+        return public_names(self.names)
 
     def _run(self, query):
         try:
@@ -268,7 +277,7 @@ class Engine:
         if isinstance(t, pa.Table):
             return t
         if name not in self.names:
-            raise QueryError(self.origin, f"no table named {name!r}; tables: {', '.join(self.names)}")
+            raise QueryError(self.origin, f"no table named {name!r}; tables: {', '.join(self.public)}")
         return self.arrow(f"SELECT * FROM {name}")
 
     def view_over(self, name, tables):
@@ -350,12 +359,14 @@ class Engine:
                 if n not in wanted:
                     wanted.add(n)
                     todo += self._reads[n]
+        done: set[str]
+        running: dict
         pending, done, running = [n for n in self.views if n in wanted], set(), {}
         waiting = {f: n for n, f in (later or {}).items()}  # base tables not read yet
         readers = {n: {v for v in pending if n in self._reads[v]} for n in pending}  # not yet written
 
         def holds(n):  # held as a table of the database, not written as a file
-            return whole and n.startswith("_")
+            return whole and not is_public(n)
 
         started = []
         cursors = [self.con.cursor() for _ in range(threads)]

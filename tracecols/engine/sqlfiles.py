@@ -32,6 +32,7 @@ MACROS = "_macros"  # files of this name define macros that the views use, no vi
 def load_all(directory=None):
     """{name: (sql_text, depends)} for every *.sql in `directory` (default: sql/) and its
     domain folders (core, kernels, ops, time, serving, fleet, compat/…); names are file stems."""
+    where: dict[str, Path]
     out, where = {}, {}
     for f in sorted((Path(directory) if directory else sql_dir()).rglob("*.sql")):
         if f.stem in where:

@@ -62,7 +62,7 @@ def _sequential(g, P, lazy, seq, val):
     li = np.flatnonzero(lazy)
     li = li[np.lexsort((xd[li], head[xd[li]]))]
     l_run, l_dst = head[xd[li]], xd[li]
-    runs = {}  # run head -> (entry nodes, their value - P, running max of that), by node
+    runs: dict = {}  # run head -> (entry nodes, their value - P, running max of that), by node
 
     def query(x):
         r = head[x]

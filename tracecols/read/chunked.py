@@ -92,7 +92,7 @@ class Items:
         self._ijson, self._tap_of = ijson_items, tap
         self._read = 0  # bytes read from f by the fast path
         self._counted = None  # the stream ijson reads, once it has been handed over
-        self._cuts = (_CUT,)  # the patterns of a cut, the likeliest first (see _cut_patterns)
+        self._cuts: tuple[re.Pattern[bytes], ...] = (_CUT,)  # the patterns of a cut, the likeliest first (see _cut_patterns)
         self.tap = None  # ... and the caller's wrapper around it
 
     @property

@@ -744,6 +744,7 @@ class _Report:
         div, unit = time_unit(span)
         top = max(max(r["alloc"] or 0, r["res"] or 0) for r in rows)
         mdiv, munit = next(((d, u) for d, u in ((1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")) if top >= d), (1, "bytes"))
+        seen: dict[tuple, list[dict]]
         series, seen = [], {}
         for r in rows:
             key = (r["trace_id"], r["device_kind"], r["device_id"])
@@ -791,7 +792,7 @@ class _Report:
         if not self.lake:
             return
         parts = []
-        by_rank = {}
+        by_rank: dict[int, list[str]] = {}
         for t in self.traces:
             if t["rank"] is not None:
                 by_rank.setdefault(t["rank"], []).append(self.labels[t["trace_id"]])
@@ -992,7 +993,7 @@ def render(src, title=None):
 def write(source, out_path, title=None, capture=None):
     """Open SOURCE (trace file or lake directory; `capture`: its graph capture traces),
     render the report and write it; returns the path."""
-    from ..trace import open as open_trace
+    from ..trace import open_any as open_trace
 
     return save(open_trace(source, capture=capture), out_path, title)
 

@@ -62,6 +62,8 @@ def fit(text, max_px, size=11.0, where="middle"):
                 break
             out.append(c)
         return "".join(out).rstrip() + ELLIPSIS
+    head: list[str]
+    tail: list[str]
     head, tail, used = [], [], 0.0
     i, j = 0, len(text) - 1
     while i <= j:  # take characters from each end in turn while they fit
@@ -124,7 +126,7 @@ def trace_labels(traces, lake):
     depth = {t: 1 for t in parts}
     while True:
         names = {t: "/".join(reversed(parts[t][: depth[t]])) for t in parts}
-        seen = {}
+        seen: dict[str, list] = {}
         for t, n in names.items():
             seen.setdefault(n, []).append(t)
         clash = [t for ts in seen.values() if len(ts) > 1 for t in ts if depth[t] < len(parts[t])]

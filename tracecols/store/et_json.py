@@ -34,7 +34,7 @@ def write_et_plus(et_path, meta, nodes, kernels, out_path, keep_secrets=False):
     out.parent.mkdir(parents=True, exist_ok=True)
     nd = nodes.select(["node_id", "ts_ns", "dur_ns", "exclusive_ns"]).to_pydict()
     timing = {n: (t, d, x) for n, t, d, x in zip(nd["node_id"], nd["ts_ns"], nd["dur_ns"], nd["exclusive_ns"]) if t is not None}
-    kids = {}
+    kids: dict[int, list[int]] = {}
     kd = kernels.to_pydict() if isinstance(kernels, pa.Table) else kernels
     for i, node_id in enumerate(kd["node_id"]):
         kids.setdefault(node_id, []).append(i)

@@ -128,7 +128,7 @@ class BackgroundWriter:
         self.context = None
         self.group_rows = group_rows
         self._pending, self._rows = [], 0
-        self._queue = queue.Queue(maxsize=2)
+        self._queue: queue.Queue = queue.Queue(maxsize=2)
         self._error = None
         self._writer = writer(path, schema) if path is not None else None
         self._tables = []  # the groups, when kept in memory
