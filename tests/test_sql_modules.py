@@ -131,3 +131,56 @@ def test_split_view_declines_what_is_not_one_view_of_that_name():
         "-- a\nCREATE MACRO m() AS 1;\n",
         "SELECT m()",
     )
+
+
+def test_the_sql_folders_keep_their_layers():
+    assert sqlfiles.layering_errors() == []
+
+
+def test_generic_folders_sit_below_the_specialised_ones_and_the_summary_on_top():
+    rank = {folder: i for i, layer in enumerate(sqlfiles.LAYERS) for folder in layer}
+    assert set(rank) == set(sqlfiles.folders().values())  # every folder of sql/ has a layer
+    for generic in ("core", "time", "memory", "ops", "kernels"):
+        for special in ("serving", "fleet", "compat/tracelens", "summary"):
+            assert rank[generic] < rank[special], (generic, special)
+    assert sqlfiles.folders()["headline"] == "summary"
+    assert max(rank.values()) == rank["summary"]
+
+
+@pytest.fixture
+def sql_copy(tmp_path):
+    import shutil
+
+    copy = tmp_path / "sql"
+    shutil.copytree(sqlfiles.sql_dir(), copy)
+    return copy
+
+
+def test_a_planted_layer_violation_is_caught(sql_copy):
+    f = sql_copy / "time" / "gpu_timeline.sql"
+    f.write_text(
+        f.read_text().replace("-- depends: _kernels_in_span, traces", "-- depends: _kernels_in_span, traces, inference_steps")
+    )
+    assert sqlfiles.layering_errors(sql_copy) == [
+        "gpu_timeline (time/) reads inference_steps (serving/), which is not in a lower layer"
+    ]
+
+
+def test_a_summary_below_what_it_summarises_and_a_folder_without_layer_are_caught(sql_copy):
+    (sql_copy / "summary" / "headline.sql").rename(sql_copy / "core" / "headline.sql")
+    (sql_copy / "extra").mkdir()
+    (sql_copy / "extra" / "x.sql").write_text("-- depends: kernels\nCREATE OR REPLACE VIEW x AS SELECT 1;\n")
+    assert sqlfiles.layering_errors(sql_copy) == [
+        "x: folder extra/ is in no layer",
+        "headline (core/) reads gpu_timeline (time/), which is not in a lower layer",
+        "headline (core/) reads top_ops (ops/), which is not in a lower layer",
+        "headline (core/) reads inference_steps (serving/), which is not in a lower layer",
+    ]
+
+
+def test_peers_of_one_layer_do_not_read_each_other(sql_copy):
+    f = sql_copy / "memory" / "memory_summary.sql"
+    f.write_text(f.read_text().replace("-- depends: memory_timeline", "-- depends: memory_timeline, idle_time"))
+    assert sqlfiles.layering_errors(sql_copy) == [
+        "memory_summary (memory/) reads idle_time (time/), which is not in a lower layer"
+    ]

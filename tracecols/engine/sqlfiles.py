@@ -22,6 +22,20 @@ def sql_dir():
     raise FileNotFoundError("tracecols: the sql/ directory of analyses is missing from this install")
 
 
+# The folders of sql/, lowest layer first. A view reads base tables, views of its own folder and
+# views of folders in lower layers; folders that share a layer read none of each other's views.
+# Generic analyses sit below the specialised ones (serving, fleet, the compatibility views), which
+# they never read, and a headline that summarises several folders sits above all of them.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("core",),
+    ("time", "memory"),
+    ("ops",),
+    ("kernels",),
+    ("serving", "fleet", "compat/tracelens"),
+    ("summary",),
+)
+
+
 class SqlModuleError(Exception):
     """A sql/ file names a dependency that does not exist, or the files depend on each other in a circle."""
 
@@ -44,6 +58,30 @@ def load_all(directory=None):
         for m in _DEPENDS.finditer(text):
             deps += [d.strip() for d in m.group(1).split(",") if d.strip()]
         out[f.stem] = (text, deps)
+    return out
+
+
+def folders(directory: str | Path | None = None) -> dict[str, str]:
+    """{name: its folder under sql/ ('ops', 'compat/tracelens', …)} for every view file."""
+    root = Path(directory) if directory else sql_dir()
+    return {f.stem: f.parent.relative_to(root).as_posix() for f in root.rglob("*.sql") if f.stem != MACROS}
+
+
+def layering_errors(directory: str | Path | None = None, layers: tuple[tuple[str, ...], ...] = LAYERS) -> list[str]:
+    """What breaks the layering of LAYERS in `directory` (default: sql/): a view in a folder no
+    layer names, or one that reads a view of a folder in its own layer or a higher one; one
+    line each, empty when the rule holds."""
+    where = folders(directory)
+    rank = {folder: i for i, layer in enumerate(layers) for folder in layer}
+    out = [f"{n}: folder {where[n]}/ is in no layer" for n in sorted(where) if where[n] not in rank]
+    for name, (_, deps) in sorted(load_all(directory).items()):
+        mine = where[name]
+        for dep in deps:
+            theirs = where.get(dep)
+            if theirs is None or theirs == mine or mine not in rank or theirs not in rank:
+                continue
+            if rank[theirs] >= rank[mine]:
+                out.append(f"{name} ({mine}/) reads {dep} ({theirs}/), which is not in a lower layer")
     return out
 
 
