@@ -85,6 +85,73 @@ def layering_errors(directory: str | Path | None = None, layers: tuple[tuple[str
     return out
 
 
+# A header's `-- Columns` section: indented lines `name[, name…]  TYPE  meaning`, several per line
+# when separated by `;`, a meaning running on over more indented lines; a meaning that has a unit
+# starts with it and a comma (`ns, start`) or with `%`.
+_COLUMN_TYPES = (
+    r"BIGINT\[\]|VARCHAR\[\]|INTEGER\[\]|DOUBLE\[\]|INTEGER|BIGINT|UBIGINT|HUGEINT|VARCHAR|DOUBLE|FLOAT|"
+    r"BOOLEAN|TIMESTAMP|DATE"
+)
+_COLUMN = re.compile(r"\s*([\w\"%(), ./-]+?)\s+(" + _COLUMN_TYPES + r")(?![\w\[])\s*(.*)$")
+UNITS = ("ns", "µs", "ms", "s", "bytes", "GB/s", "%")
+_LABEL = re.compile(r"^--\s*(depends:|[A-Z]\w*( [\w()]+){0,3}:)")  # `Rules (HTA):`, `Columns:`
+
+
+def view_text(name: str, directory: str | Path | None = None) -> str:
+    """The text of the sql/ file of view `name`."""
+    found = [f for f in (Path(directory) if directory else sql_dir()).rglob(f"{name}.sql")]
+    if len(found) != 1 or name == MACROS:
+        raise SqlModuleError(f"no sql/ file defines {name}")
+    return found[0].read_text()
+
+
+def answers(text: str) -> str:
+    """The question a view answers: its header's `-- Answers:` text, lines joined ('' when none)."""
+    lines = text.splitlines()
+    start = next((i for i, line in enumerate(lines) if re.match(r"--\s*Answers\b", line)), None)
+    if start is None:
+        return ""
+    out = [lines[start].split("Answers", 1)[1].lstrip(":,").strip()]
+    for line in lines[start + 1 :]:
+        if out[-1].endswith(("?", ".")) or not line.startswith("--") or _LABEL.match(line) or not line[2:].strip():
+            break
+        out.append(line[2:].strip())
+    return " ".join(out)
+
+
+def _unit(meaning: str) -> tuple[str | None, str]:
+    for unit in UNITS:
+        if meaning == unit:
+            return unit, ""
+        if meaning.startswith(unit + ", ") or unit == "%" and meaning.startswith("% "):
+            return unit, meaning[len(unit) :].lstrip(", ").strip()
+    return None, meaning
+
+
+def columns(name: str, directory: str | Path | None = None) -> list[tuple[str, str, str | None, str]]:
+    """[(column, type, unit, meaning)] of view `name` from its header's `-- Columns` section
+    (unit None where the meaning names none); `every column of X` first takes X's list."""
+    lines = view_text(name, directory).splitlines()
+    start = next((i for i, line in enumerate(lines) if re.match(r"--\s*Columns", line)), None)
+    if start is None:
+        return []
+    every = re.search(r"every column of (\w+)", lines[start])
+    out = columns(every.group(1), directory) if every else []
+    rows: list[list] = []
+    for line in lines[start + 1 :]:
+        if not line.startswith("--"):
+            break
+        if not line[2:].startswith("   "):
+            continue
+        for i, part in enumerate(line[2:].split(";")):
+            m = _COLUMN.match(part)
+            if m:
+                rows += [[n.strip().strip('"'), m.group(2), m.group(3).strip()] for n in m.group(1).split(",") if n.strip()]
+            elif rows:  # the meaning of the column before runs on
+                rows[-1][2] = f"{rows[-1][2]}{'; ' if i else ' '}{part.strip()}".strip()
+    return out + [(n, t, *_unit(meaning)) for n, t, meaning in rows]
+
+
 def split_view(text, name):
     """(setup, query) of the file of view `name`: the statements before its view (macros,
     comments) and the view's query alone, so that the query can be run without defining the
