@@ -184,3 +184,45 @@ def test_peers_of_one_layer_do_not_read_each_other(sql_copy):
     assert sqlfiles.layering_errors(sql_copy) == [
         "memory_summary (memory/) reads idle_time (time/), which is not in a lower layer"
     ]
+
+
+def test_no_view_defines_a_macro_and_each_calls_only_the_modules_it_declares():
+    assert sqlfiles.macro_errors() == []
+    assert set(sqlfiles.macro_modules()) == {"args", "intervals", "python_text", "shapes", "tracelens"}
+    assert sqlfiles.uses(FILES["op_perf"][0]) == ["intervals", "shapes"]
+
+
+def test_planted_macro_faults_are_caught(sql_copy):
+    f = sql_copy / "ops" / "op_perf.sql"
+    f.write_text(f.read_text().replace("-- uses: intervals, shapes\n", "-- uses: intervals, nowhere\n"))
+    f = sql_copy / "kernels" / "kernel_stats.sql"
+    f.write_text(
+        f.read_text().replace("CREATE OR REPLACE VIEW", "CREATE OR REPLACE MACRO _tc_two() AS 2;\nCREATE OR REPLACE VIEW")
+    )
+    f = sql_copy / "memory" / "memory_summary.sql"
+    f.write_text(f.read_text().replace("-- depends: memory_timeline\n", "-- depends: memory_timeline\n-- uses: args\n"))
+    assert sqlfiles.macro_errors(sql_copy) == [
+        "kernel_stats defines macros _tc_two: they belong in a module of sql/macros/",
+        "memory_summary uses macro module args without calling it",
+        "op_perf uses macro module nowhere, which does not exist",
+        "op_perf calls _tc_at, from module shapes, not on its uses: line",
+        "op_perf calls _tc_dtype_bytes, from module shapes, not on its uses: line",
+        "op_perf calls _tc_ints, from module shapes, not on its uses: line",
+        "op_perf calls _tc_numel, from module shapes, not on its uses: line",
+        "op_perf calls _tc_precision, from module shapes, not on its uses: line",
+        "op_perf calls _tc_true, from module shapes, not on its uses: line",
+    ]
+
+
+def test_macros_come_each_after_the_modules_it_uses(tmp_path):
+    (tmp_path / "macros").mkdir()
+    (tmp_path / "macros" / "a.sql").write_text("-- uses: b\nCREATE OR REPLACE MACRO _tc_a() AS _tc_b() + 1;\n")
+    (tmp_path / "macros" / "b.sql").write_text("CREATE OR REPLACE MACRO _tc_b() AS 1;\n")
+    (tmp_path / "macros" / "unused.sql").write_text("CREATE OR REPLACE MACRO _tc_c() AS 3;\n")
+    (tmp_path / "v.sql").write_text("-- depends: kernels\n-- uses: a\nCREATE OR REPLACE VIEW v AS SELECT _tc_a() AS x;\n")
+    assert sqlfiles.macros(tmp_path) == [(tmp_path / "macros" / n).read_text() for n in ("b.sql", "a.sql")]
+    assert sqlfiles.macro_errors(tmp_path) == []
+    assert list(sqlfiles.load_all(tmp_path)) == ["v"]
+    (tmp_path / "w.sql").write_text("-- depends: kernels\n-- uses: gone\nCREATE OR REPLACE VIEW w AS SELECT 1;\n")
+    with pytest.raises(sqlfiles.SqlModuleError, match="macro modules that do not exist: gone"):
+        sqlfiles.macros(tmp_path)

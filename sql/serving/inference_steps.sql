@@ -2,6 +2,7 @@
 -- Answers: how long does one prefill, decode or mixed step take on the GPU — e.g. the
 -- steady-state decode step: `WHERE phase = 'decode' AND phase_step >= 2`.
 -- depends: slices, kernels
+-- uses: intervals
 -- A step is a host annotation the serving framework writes around one forward pass:
 --   execute_<T>_context_<P>(…)_generation_<D>(…)   T tokens, P prefill and D decode requests
 --   step[DECODE bs=N] / step[PREFILL …] / step[EXTEND …] / step[MIXED …]   (SGLang; EXTEND is a prefill)
@@ -79,7 +80,7 @@ dev AS (  -- each step's device events: their launch call lies in the step's sub
     ASOF JOIN phased p ON p.trace_id = k.trace_id AND k.lpre > p.pre
     WHERE k.lpre <= p.subtree_end
 ),
-g AS (  -- what each event adds to the union of its step's (sql/core/_macros.sql)
+g AS (  -- what each event adds to the union of its step's (sql/macros/intervals.sql)
     SELECT *, _tc_covered(ts_ns, end_ns, max(end_ns) OVER (PARTITION BY trace_id, step_uid ORDER BY ts_ns, end_ns
                                                          ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)) AS c
     FROM dev

@@ -3,6 +3,7 @@
 -- Answers: how long the device was covered by computation kernels, by communication
 -- kernels, by either, and by any device event at all.
 -- depends: kernels
+-- uses: intervals
 -- HTA's kernel types, by name (every device event with a stream counts):
 --   communication = name starts with nccl / hccl, or contains ncclKernel (any case)
 --   memory        = gpu_memcpy / gpu_memset events, or name starts with Memcpy / Memset / dma

@@ -3,6 +3,7 @@
 -- how much of the trace does it cover, and how much device time did the work launched inside
 -- it take?
 -- depends: _annotations, kernels, traces
+-- uses: intervals
 -- Rules: host rows come from `user_annotation` slices, device rows from `gpu_user_annotation`
 -- events (one row per device: Kineto writes them on each stream the range's work ran on).
 -- total_ns adds the instances' durations; busy_ns is the union of their intervals, so nested

@@ -3,6 +3,7 @@
 -- device computing, communicating without overlapping computation, copying without
 -- overlapping either, and idle.
 -- depends: _kernels_in_span, traces
+-- uses: intervals
 -- Every device event counts (linked to a launch or not) but an outlying one, far from the rest
 -- of its trace (a broken timestamp: _kernels_in_span). Sets of events, by kernels.kernel_class:
 --   computation   = every event that is neither communication nor memcpy (memsets included)

@@ -1,7 +1,9 @@
 """Find the analyses in sql/ and order them by their declared dependencies.
 
 Each file starts with a comment header; a line `-- depends: a, b` names the tables or
-views it reads besides `events` (tests/test_sql_modules.py checks the list against the SQL).
+views it reads besides `events` (tests/test_sql_modules.py checks the list against the SQL),
+and a line `-- uses: m, n` the macro modules (sql/macros/m.sql) whose macros it calls; no
+view file defines a macro (macro_errors). The folders sit in layers (LAYERS, layering_errors).
 A dependency that is neither a base table of the data model nor another file, or a cycle,
 is an error. A file whose base tables this store lacks (an output written before the table
 existed) is left out, with the views built on it.
@@ -40,18 +42,26 @@ class SqlModuleError(Exception):
     """A sql/ file names a dependency that does not exist, or the files depend on each other in a circle."""
 
 
-MACROS = "_macros"  # files of this name define macros that the views use, no view
+MACROS = "macros"  # the folder of macro modules: files that define macros the views use, no view
+_USES = re.compile(r"^--\s*uses:\s*(.*)$", re.MULTILINE)
+_MACRO_DEF = re.compile(r"^CREATE\s+(?:OR\s+REPLACE\s+)?(?:TEMP\w*\s+)?MACRO\s+(\w+)", re.MULTILINE | re.IGNORECASE)
+_MACRO_CALL = re.compile(r"\b(_tc_\w+)\s*\(")  # every macro's name starts with _tc_
+
+
+def _is_module(f: Path, root: Path) -> bool:
+    return f.parent == root / MACROS
 
 
 def load_all(directory=None):
-    """{name: (sql_text, depends)} for every *.sql in `directory` (default: sql/) and its
+    """{name: (sql_text, depends)} for every view file in `directory` (default: sql/) and its
     domain folders (core, kernels, ops, time, serving, fleet, compat/…); names are file stems."""
     out, where = {}, {}
-    for f in sorted((Path(directory) if directory else sql_dir()).rglob("*.sql")):
+    root = Path(directory) if directory else sql_dir()
+    for f in sorted(root.rglob("*.sql")):
         if f.stem in where:
             raise SqlModuleError(f"two sql/ files define {f.stem}: {where[f.stem]} and {f}")
         where[f.stem] = f
-        if f.stem == MACROS:
+        if _is_module(f, root):
             continue
         text = f.read_text()
         deps = []
@@ -64,7 +74,7 @@ def load_all(directory=None):
 def folders(directory: str | Path | None = None) -> dict[str, str]:
     """{name: its folder under sql/ ('ops', 'compat/tracelens', …)} for every view file."""
     root = Path(directory) if directory else sql_dir()
-    return {f.stem: f.parent.relative_to(root).as_posix() for f in root.rglob("*.sql") if f.stem != MACROS}
+    return {f.stem: f.parent.relative_to(root).as_posix() for f in root.rglob("*.sql") if not _is_module(f, root)}
 
 
 def layering_errors(directory: str | Path | None = None, layers: tuple[tuple[str, ...], ...] = LAYERS) -> list[str]:
@@ -99,8 +109,9 @@ _LABEL = re.compile(r"^--\s*(depends:|[A-Z]\w*( [\w()]+){0,3}:)")  # `Rules (HTA
 
 def view_text(name: str, directory: str | Path | None = None) -> str:
     """The text of the sql/ file of view `name`."""
-    found = [f for f in (Path(directory) if directory else sql_dir()).rglob(f"{name}.sql")]
-    if len(found) != 1 or name == MACROS:
+    root = Path(directory) if directory else sql_dir()
+    found = [f for f in root.rglob(f"{name}.sql") if not _is_module(f, root)]
+    if len(found) != 1:
         raise SqlModuleError(f"no sql/ file defines {name}")
     return found[0].read_text()
 
@@ -170,10 +181,65 @@ def has_statements(text):
     return any(line.strip() and not line.lstrip().startswith("--") for line in text.splitlines())
 
 
-def macros(directory=None):
-    """The SQL text of every _macros.sql, to run before any view is defined."""
+def uses(text: str) -> list[str]:
+    """The macro modules a view or module file declares on its `-- uses:` lines."""
+    return [u.strip() for m in _USES.finditer(text) for u in m.group(1).split(",") if u.strip()]
+
+
+def macro_modules(directory: str | Path | None = None) -> dict[str, str]:
+    """{module: its SQL text} of every sql/macros/*.sql."""
     root = Path(directory) if directory else sql_dir()
-    return [f.read_text() for f in sorted(root.rglob(f"{MACROS}.sql"))]
+    return {f.stem: f.read_text() for f in sorted((root / MACROS).glob("*.sql"))}
+
+
+def macros(directory: str | Path | None = None) -> list[str]:
+    """The SQL text of the macro modules the views use, each after the modules it uses: to run
+    before any view is defined."""
+    modules = macro_modules(directory)
+    wanted = [u for text, _ in load_all(directory).values() for u in uses(text)]
+    missing = sorted({u for u in wanted if u not in modules})
+    if missing:
+        raise SqlModuleError(f"sql/ files use macro modules that do not exist: {', '.join(missing)}")
+    order: list[str] = []
+
+    def add(name: str, seen: tuple[str, ...] = ()) -> None:
+        if name in seen:
+            raise SqlModuleError(f"sql/macros modules use each other in a circle: {', '.join(seen)}")
+        for u in uses(modules[name]):
+            add(u, (*seen, name))
+        if name not in order:
+            order.append(name)
+
+    for name in sorted(set(wanted)):
+        add(name)
+    return [modules[n] for n in order]
+
+
+def macro_errors(directory: str | Path | None = None) -> list[str]:
+    """What breaks the macro rules in `directory` (default: sql/): a view file that defines a
+    macro, a file that calls a macro no module it declares on `-- uses:` defines, or that
+    declares a module it does not exist or it does not call; one line each, empty when they hold."""
+    modules = macro_modules(directory)
+    defined = {m: set(_MACRO_DEF.findall(text)) for m, text in modules.items()}
+    out = []
+    files = {n: t for n, (t, _) in load_all(directory).items()} | {f"{MACROS}/{m}": t for m, t in modules.items()}
+    for name, text in sorted(files.items()):
+        code = re.sub(r"--[^\n]*", "", text)
+        own = set(_MACRO_DEF.findall(code))
+        if own and not name.startswith(f"{MACROS}/"):
+            out.append(f"{name} defines macros {', '.join(sorted(own))}: they belong in a module of sql/{MACROS}/")
+        declared = uses(text)
+        out += [f"{name} uses macro module {u}, which does not exist" for u in declared if u not in modules]
+        reach = own.union(*(defined.get(u, set()) for u in declared))
+        for call in sorted(set(_MACRO_CALL.findall(code)) - reach):
+            where = sorted(m for m, d in defined.items() if call in d)
+            out.append(
+                f"{name} calls {call}, "
+                + (f"from module {where[0]}, not on its uses: line" if where else "which no module defines")
+            )
+        called = set(_MACRO_CALL.findall(code))
+        out += [f"{name} uses macro module {u} without calling it" for u in declared if u in defined and not defined[u] & called]
+    return out
 
 
 def ordered(files, available, known=()):

@@ -1,6 +1,7 @@
 -- tracelens_gpu_timeline: TraceLens's gpu_timeline.csv, same rows, columns and meaning.
 -- Answers, for people coming from TraceLens: the GPU time breakdown in their units.
 -- depends: _tracelens_gpu_events
+-- uses: intervals
 -- Rules (TraceLens): only device events linked to a launch call in the trace count, linked the
 -- way TraceLens links them (_tracelens_gpu_events: through a complete ac2g flow pair; work
 -- launched before the host-side window, or whose flow has no start, is left out); durations
