@@ -44,8 +44,7 @@ iv AS (  -- each kernel under its direct op, and under every op on its op_path
 ),
 g AS (  -- what each kernel adds to the union of its op's kernels (sql/macros/intervals.sql)
     SELECT kind, trace_id, ouid, dur_ns,
-           _tc_covered(ts_ns, end_ns, max(end_ns) OVER (PARTITION BY kind, trace_id, ouid ORDER BY ts_ns, end_ns
-                                                      ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)) AS c
+           _tc_union_add(ts_ns, end_ns, kind, trace_id, ouid) AS c
     FROM iv
 ),
 per AS (

@@ -271,9 +271,7 @@ sub AS (  -- device events launched in each modelled op's subtree (the op is on 
 ),
 busy AS (
     SELECT trace_id, uid, min(device) AS device, count(*) AS kernels, sum(c)::BIGINT AS gpu_ns
-    FROM (SELECT *, _tc_covered(ts_ns, end_ns, max(end_ns) OVER (
-                      PARTITION BY trace_id, uid ORDER BY ts_ns, end_ns
-                      ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)) AS c
+    FROM (SELECT *, _tc_union_add(ts_ns, end_ns, trace_id, uid) AS c
           FROM sub)
     GROUP BY trace_id, uid
 ),

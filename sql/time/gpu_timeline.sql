@@ -45,9 +45,7 @@ tagged AS (  -- 0 computation, 1 communication, 2 memcpy, 3 computation+communic
 ),
 contrib AS (  -- each interval adds what it covers beyond the running max end of earlier ones
     SELECT trace_id, device, s, ts_ns, end_ns,
-           _tc_covered(ts_ns, end_ns, max(end_ns) OVER (
-               PARTITION BY trace_id, device, s ORDER BY ts_ns, end_ns
-               ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)) AS c
+           _tc_union_add(ts_ns, end_ns, trace_id, device, s) AS c
     FROM tagged
 ),
 u AS (

@@ -34,9 +34,7 @@ iv AS (  -- (launcher, event) pairs; a launch call that launches for itself is i
 launchers AS (SELECT DISTINCT trace_id, launcher_uid AS luid FROM gk),
 g AS (  -- the ns each event adds to its launcher's union (sql/macros/intervals.sql)
     SELECT iv.trace_id, iv.luid, iv.direct,
-           _tc_covered(ts_ns, end_ns, max(end_ns) OVER (PARTITION BY iv.trace_id, iv.luid, iv.direct
-                                                      ORDER BY ts_ns, end_ns
-                                                      ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)) AS c
+           _tc_union_add(ts_ns, end_ns, iv.trace_id, iv.luid, iv.direct) AS c
     FROM iv JOIN launchers l ON l.trace_id = iv.trace_id AND l.luid = iv.luid
 ),
 busy AS (

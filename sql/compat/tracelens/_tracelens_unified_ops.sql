@@ -77,8 +77,7 @@ own AS MATERIALIZED (
 busy AS (  -- per op taken whole: the busy time of its GPU events (sql/macros/intervals.sql)
     SELECT trace_id, owner AS uid, sum(c)::BIGINT AS kernel_ns, bool_or(name ILIKE '%nccl%') AS nccl
     FROM (SELECT trace_id, owner, name,
-                 _tc_covered(ts_ns, end_ns, max(end_ns) OVER (PARTITION BY trace_id, owner ORDER BY ts_ns, end_ns
-                             ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)) AS c
+                 _tc_union_add(ts_ns, end_ns, trace_id, owner) AS c
           FROM own WHERE owner IS NOT NULL)
     GROUP BY ALL
 ),

@@ -32,9 +32,7 @@ tagged AS (
 ),
 contrib AS (
     SELECT trace_id, s, ts_ns, end_ns,
-           _tc_covered(ts_ns, end_ns, max(end_ns) OVER (
-               PARTITION BY trace_id, s ORDER BY ts_ns, end_ns
-               ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)) AS c
+           _tc_union_add(ts_ns, end_ns, trace_id, s) AS c
     FROM tagged
 ),
 u AS (
