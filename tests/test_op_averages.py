@@ -388,8 +388,7 @@ def test_tracelens_argument_text_is_what_python_prints(dims, types):
     from tracecols.engine import sqlfiles
 
     con = duckdb.connect()
-    setup, _ = sqlfiles.split_view(sqlfiles.load_all()["_tracelens_arg_text"][0], "_tracelens_arg_text")
-    con.execute(setup)
+    con.execute(sqlfiles.macro_modules()["python_text"])  # the module _tracelens_arg_text uses
     got = con.execute(
         "SELECT _tc_tl_arg_dims(d, j), _tc_tl_arg_strs(t) FROM (SELECT ?::BIGINT[][] AS d, ?::VARCHAR[] AS t, NULL::JSON AS j)",
         [dims, types],

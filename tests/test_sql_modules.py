@@ -131,3 +131,98 @@ def test_split_view_declines_what_is_not_one_view_of_that_name():
         "-- a\nCREATE MACRO m() AS 1;\n",
         "SELECT m()",
     )
+
+
+def test_the_sql_folders_keep_their_layers():
+    assert sqlfiles.layering_errors() == []
+
+
+def test_generic_folders_sit_below_the_specialised_ones_and_the_summary_on_top():
+    rank = {folder: i for i, layer in enumerate(sqlfiles.LAYERS) for folder in layer}
+    assert set(rank) == set(sqlfiles.folders().values())  # every folder of sql/ has a layer
+    for generic in ("core", "time", "memory", "ops", "kernels"):
+        for special in ("serving", "fleet", "compat/tracelens", "summary"):
+            assert rank[generic] < rank[special], (generic, special)
+    assert sqlfiles.folders()["headline"] == "summary"
+    assert max(rank.values()) == rank["summary"]
+
+
+@pytest.fixture
+def sql_copy(tmp_path):
+    import shutil
+
+    copy = tmp_path / "sql"
+    shutil.copytree(sqlfiles.sql_dir(), copy)
+    return copy
+
+
+def test_a_planted_layer_violation_is_caught(sql_copy):
+    f = sql_copy / "time" / "gpu_timeline.sql"
+    f.write_text(
+        f.read_text().replace("-- depends: _kernels_in_span, traces", "-- depends: _kernels_in_span, traces, inference_steps")
+    )
+    assert sqlfiles.layering_errors(sql_copy) == [
+        "gpu_timeline (time/) reads inference_steps (serving/), which is not in a lower layer"
+    ]
+
+
+def test_a_summary_below_what_it_summarises_and_a_folder_without_layer_are_caught(sql_copy):
+    (sql_copy / "summary" / "headline.sql").rename(sql_copy / "core" / "headline.sql")
+    (sql_copy / "extra").mkdir()
+    (sql_copy / "extra" / "x.sql").write_text("-- depends: kernels\nCREATE OR REPLACE VIEW x AS SELECT 1;\n")
+    assert sqlfiles.layering_errors(sql_copy) == [
+        "x: folder extra/ is in no layer",
+        "headline (core/) reads gpu_timeline (time/), which is not in a lower layer",
+        "headline (core/) reads top_ops (ops/), which is not in a lower layer",
+        "headline (core/) reads inference_steps (serving/), which is not in a lower layer",
+    ]
+
+
+def test_peers_of_one_layer_do_not_read_each_other(sql_copy):
+    f = sql_copy / "memory" / "memory_summary.sql"
+    f.write_text(f.read_text().replace("-- depends: memory_timeline", "-- depends: memory_timeline, idle_time"))
+    assert sqlfiles.layering_errors(sql_copy) == [
+        "memory_summary (memory/) reads idle_time (time/), which is not in a lower layer"
+    ]
+
+
+def test_no_view_defines_a_macro_and_each_calls_only_the_modules_it_declares():
+    assert sqlfiles.macro_errors() == []
+    assert set(sqlfiles.macro_modules()) == {"args", "intervals", "python_text", "shapes", "tracelens"}
+    assert sqlfiles.uses(FILES["op_perf"][0]) == ["intervals", "shapes"]
+
+
+def test_planted_macro_faults_are_caught(sql_copy):
+    f = sql_copy / "ops" / "op_perf.sql"
+    f.write_text(f.read_text().replace("-- uses: intervals, shapes\n", "-- uses: intervals, nowhere\n"))
+    f = sql_copy / "kernels" / "kernel_stats.sql"
+    f.write_text(
+        f.read_text().replace("CREATE OR REPLACE VIEW", "CREATE OR REPLACE MACRO _tc_two() AS 2;\nCREATE OR REPLACE VIEW")
+    )
+    f = sql_copy / "memory" / "memory_summary.sql"
+    f.write_text(f.read_text().replace("-- depends: memory_timeline\n", "-- depends: memory_timeline\n-- uses: args\n"))
+    assert sqlfiles.macro_errors(sql_copy) == [
+        "kernel_stats defines macros _tc_two: they belong in a module of sql/macros/",
+        "memory_summary uses macro module args without calling it",
+        "op_perf uses macro module nowhere, which does not exist",
+        "op_perf calls _tc_at, from module shapes, not on its uses: line",
+        "op_perf calls _tc_dtype_bytes, from module shapes, not on its uses: line",
+        "op_perf calls _tc_ints, from module shapes, not on its uses: line",
+        "op_perf calls _tc_numel, from module shapes, not on its uses: line",
+        "op_perf calls _tc_precision, from module shapes, not on its uses: line",
+        "op_perf calls _tc_true, from module shapes, not on its uses: line",
+    ]
+
+
+def test_macros_come_each_after_the_modules_it_uses(tmp_path):
+    (tmp_path / "macros").mkdir()
+    (tmp_path / "macros" / "a.sql").write_text("-- uses: b\nCREATE OR REPLACE MACRO _tc_a() AS _tc_b() + 1;\n")
+    (tmp_path / "macros" / "b.sql").write_text("CREATE OR REPLACE MACRO _tc_b() AS 1;\n")
+    (tmp_path / "macros" / "unused.sql").write_text("CREATE OR REPLACE MACRO _tc_c() AS 3;\n")
+    (tmp_path / "v.sql").write_text("-- depends: kernels\n-- uses: a\nCREATE OR REPLACE VIEW v AS SELECT _tc_a() AS x;\n")
+    assert sqlfiles.macros(tmp_path) == [(tmp_path / "macros" / n).read_text() for n in ("b.sql", "a.sql")]
+    assert sqlfiles.macro_errors(tmp_path) == []
+    assert list(sqlfiles.load_all(tmp_path)) == ["v"]
+    (tmp_path / "w.sql").write_text("-- depends: kernels\n-- uses: gone\nCREATE OR REPLACE VIEW w AS SELECT 1;\n")
+    with pytest.raises(sqlfiles.SqlModuleError, match="macro modules that do not exist: gone"):
+        sqlfiles.macros(tmp_path)

@@ -6,6 +6,7 @@ import time
 from typing import TYPE_CHECKING
 
 # parses a query before any trace is read: `tracecols sql` refuses one that could write files
+from .engine import sqlfiles
 from .engine.connection import check_read_only as check_read_only
 from .engine.public import is_public, public_names
 
@@ -32,6 +33,27 @@ class Face:
     def views(self) -> list[str]:
         """The public analyses (sql/ views whose names do not start with `_`), in dependency order."""
         return public_names(self._engine.views)
+
+    def describe(self, view: str) -> pl.DataFrame:
+        """What view `view` holds, from its sql/ file's header: one row per column with its
+        `column` name, DuckDB `type`, `unit` (ns, µs, ms, s, bytes, GB/s or %; null where it
+        has none) and `meaning`. The question the view answers is `answers(view)`."""
+        import polars as pl
+
+        rows = sqlfiles.columns(self._view_name(view))
+        schema = {"column": pl.String, "type": pl.String, "unit": pl.String, "meaning": pl.String}
+        return pl.DataFrame(rows, schema=schema, orient="row")
+
+    def answers(self, view: str) -> str:
+        """The question view `view` answers, as its sql/ file's header words it."""
+        return sqlfiles.answers(sqlfiles.view_text(self._view_name(view)))
+
+    def _view_name(self, view: str) -> str:
+        if view not in self._engine.views:
+            from ..errors import QueryError
+
+            raise QueryError(self.origin, f"no view named {view!r}; views: {', '.join(sorted(self.views))}")
+        return view
 
     def sql(self, query: str) -> pl.DataFrame:
         """Run DuckDB SQL over the tables; returns a polars DataFrame, never None: a query

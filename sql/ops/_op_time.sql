@@ -2,6 +2,7 @@
 -- times torch.profiler's key_averages() adds up (op_averages, op_averages_by_shape).
 -- Answers: how much CPU time and device time does torch count for this one event.
 -- depends: slices, events, _op_device_time
+-- uses: args
 -- Device time: _op_device_time (torch's rules for it are there).
 -- Folding: torch's table drops an event that is its parent's only child and has its parent's name
 -- (aten::sum calling aten::sum's other overload, aten::mul calling aten::mul): the parent takes

@@ -3,6 +3,7 @@
 -- itself, and the kernels launched anywhere beneath it (nested ops, runtime calls) — and
 -- where in the Python source was it called from.
 -- depends: slices, kernels
+-- uses: intervals
 -- Busy time = length of the union of the device intervals (overlaps counted once, all
 -- devices and streams together). Subtree membership: a kernel was launched beneath op o
 -- iff o is in the kernel's op_path (its op_uid and every cpu_op above it), an equality
@@ -41,10 +42,9 @@ iv AS (  -- each kernel under its direct op, and under every op on its op_path
     UNION ALL
     SELECT 'subtree', trace_id, unnest(op_path), ts_ns, end_ns, dur_ns FROM lk
 ),
-g AS (  -- what each kernel adds to the union of its op's kernels (sql/core/_macros.sql)
+g AS (  -- what each kernel adds to the union of its op's kernels (sql/macros/intervals.sql)
     SELECT kind, trace_id, ouid, dur_ns,
-           _tc_covered(ts_ns, end_ns, max(end_ns) OVER (PARTITION BY kind, trace_id, ouid ORDER BY ts_ns, end_ns
-                                                      ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)) AS c
+           _tc_union_add(ts_ns, end_ns, kind, trace_id, ouid) AS c
     FROM iv
 ),
 per AS (

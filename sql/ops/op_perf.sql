@@ -2,6 +2,7 @@
 -- Answers: how close to the device's peak did each GEMM / convolution / attention call run,
 -- is it compute- or memory-bound, and how many bytes do elementwise and norm ops move?
 -- depends: slices, events, kernels, _device_models, device_specs, _tracelens_op_category
+-- uses: intervals, shapes
 -- FLOPs and bytes come from the op's `Input Dims`, `Input type` and `Concrete Inputs`
 -- (docs/analyses.md gives every formula):
 --   GEMM (mm, addmm, bmm, baddbmm, matmul, linear, _scaled_mm, _int_mm, _addmm_activation):
@@ -52,22 +53,6 @@
 --                                  device can, so the op's model or its data is wrong (a formula that
 --                                  overcounts, kernels missing from its time); its % columns are then
 --                                  not a measurement. Null without a peak
-CREATE OR REPLACE MACRO _tc_dtype_bytes(t) AS CASE
-    WHEN t IN ('float', 'int', 'unsigned int', 'c10::complex<c10::Half>') THEN 4
-    WHEN t IN ('double', 'long int', 'long', 'c10::complex<float>', 'unsigned long') THEN 8
-    WHEN t IN ('c10::Half', 'c10::BFloat16', 'short int', 'short', 'unsigned short') THEN 2
-    WHEN t IN ('signed char', 'unsigned char', 'bool') OR t LIKE 'c10::Float8%' THEN 1
-    WHEN t = 'c10::complex<double>' THEN 16
-    END;
-CREATE OR REPLACE MACRO _tc_precision(t) AS CASE
-    WHEN t = 'float' THEN 'fp32' WHEN t = 'double' THEN 'fp64' WHEN t = 'c10::Half' THEN 'fp16'
-    WHEN t = 'c10::BFloat16' THEN 'bf16' WHEN t LIKE 'c10::Float8%' THEN 'fp8'
-    WHEN t IN ('signed char', 'unsigned char') THEN 'int8' END;
-CREATE OR REPLACE MACRO _tc_numel(d) AS list_reduce(list_prepend(1::BIGINT, d), lambda a, b: a * b);
-CREATE OR REPLACE MACRO _tc_ints(s) AS
-    list_transform(string_split(trim(s, '[]() '), ','), lambda x: TRY_CAST(trim(x) AS BIGINT));
-CREATE OR REPLACE MACRO _tc_at(l, i) AS l[least(i, len(l))];
-CREATE OR REPLACE MACRO _tc_true(s) AS (lower(s) IN ('true', '1'));
 CREATE OR REPLACE VIEW op_perf AS
 WITH op_models AS (  -- each cpu_op name's model (null: none), decided once per name
     SELECT n.name,
@@ -286,9 +271,7 @@ sub AS (  -- device events launched in each modelled op's subtree (the op is on 
 ),
 busy AS (
     SELECT trace_id, uid, min(device) AS device, count(*) AS kernels, sum(c)::BIGINT AS gpu_ns
-    FROM (SELECT *, _tc_covered(ts_ns, end_ns, max(end_ns) OVER (
-                      PARTITION BY trace_id, uid ORDER BY ts_ns, end_ns
-                      ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)) AS c
+    FROM (SELECT *, _tc_union_add(ts_ns, end_ns, trace_id, uid) AS c
           FROM sub)
     GROUP BY trace_id, uid
 ),

@@ -3,6 +3,7 @@
 -- Answers: which argument sets of an op are called how often and cost how much device time,
 -- and which kernels ran for them.
 -- depends: op_gpu_time, events, kernels
+-- uses: args
 -- Every cpu_op counts, with or without device events (TraceLens's table of the same name keeps
 -- only kernel launchers and groups by its launcher rules: tracelens_ops_unique_args). Nested
 -- ops each count: an aten::linear row and the aten::addmm row beneath it both hold the GEMM's

@@ -4,6 +4,7 @@
 -- much self time they have — the ops to make faster (or overlap) first — and where in the
 -- Python source they were called.
 -- depends: _launch_queue, slices, kernels, traces
+-- uses: intervals
 -- Steps, per (trace_id, device) (docs/analyses.md has the long form):
 -- 1. Queue samples and depths: _launch_queue.
 -- 2. Falling phases: reading the samples backwards in time, zeros (depth <= 0) cut them into
@@ -109,8 +110,7 @@ pieces AS (  -- the union of the idle intervals, and that of the falling phases,
     SELECT kind, trace_id, device, min(b) AS b, max(e) AS e FROM (
         SELECT *, sum(CASE WHEN pe IS NULL OR b > pe THEN 1 ELSE 0 END)
                       OVER (PARTITION BY kind, trace_id, device ORDER BY b, e ROWS UNBOUNDED PRECEDING) AS isl
-        FROM (SELECT *, max(e) OVER (PARTITION BY kind, trace_id, device ORDER BY b, e
-                                     ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS pe
+        FROM (SELECT *, _tc_prev_end(b, e, kind, trace_id, device) AS pe
               FROM (SELECT 'idle' AS kind, trace_id, device, b, e FROM idle_iv
                     UNION ALL
                     SELECT 'falling', trace_id, device, b, e FROM falling)

@@ -2,6 +2,7 @@
 -- Answers: how long does one prefill, decode or mixed step take on the GPU — e.g. the
 -- steady-state decode step: `WHERE phase = 'decode' AND phase_step >= 2`.
 -- depends: slices, kernels
+-- uses: intervals
 -- A step is a host annotation the serving framework writes around one forward pass:
 --   execute_<T>_context_<P>(…)_generation_<D>(…)   T tokens, P prefill and D decode requests
 --   step[DECODE bs=N] / step[PREFILL …] / step[EXTEND …] / step[MIXED …]   (SGLang; EXTEND is a prefill)
@@ -45,8 +46,7 @@ kind AS (  -- serving annotations where a trace has any, else ProfilerStep#N
 steps AS (  -- the outermost: no other chosen annotation of its thread encloses it, that is no
             -- earlier one in pre-order has its subtree reach this one
     SELECT * EXCLUDE (reach) FROM (
-        SELECT *, max(subtree_end) OVER (PARTITION BY trace_id ORDER BY pre
-                                         ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS reach
+        SELECT *, _tc_prev_end(pre, subtree_end, trace_id) AS reach  -- pre is unique in a trace
         FROM kind)
     WHERE reach IS NULL OR reach < pre
 ),
@@ -79,9 +79,8 @@ dev AS (  -- each step's device events: their launch call lies in the step's sub
     ASOF JOIN phased p ON p.trace_id = k.trace_id AND k.lpre > p.pre
     WHERE k.lpre <= p.subtree_end
 ),
-g AS (  -- what each event adds to the union of its step's (sql/core/_macros.sql)
-    SELECT *, _tc_covered(ts_ns, end_ns, max(end_ns) OVER (PARTITION BY trace_id, step_uid ORDER BY ts_ns, end_ns
-                                                         ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)) AS c
+g AS (  -- what each event adds to the union of its step's (sql/macros/intervals.sql)
+    SELECT *, _tc_union_add(ts_ns, end_ns, trace_id, step_uid) AS c
     FROM dev
 ),
 per AS (

@@ -3,6 +3,7 @@
 -- how much of the trace does it cover, and how much device time did the work launched inside
 -- it take?
 -- depends: _annotations, kernels, traces
+-- uses: intervals
 -- Rules: host rows come from `user_annotation` slices, device rows from `gpu_user_annotation`
 -- events (one row per device: Kineto writes them on each stream the range's work ran on).
 -- total_ns adds the instances' durations; busy_ns is the union of their intervals, so nested
@@ -40,8 +41,7 @@ up(trace_id, side, uid, anc_uid) AS (
 ),
 inst AS (
     SELECT trace_id, side, coalesce(device, -1) AS dev, name, dur, 
-           _tc_covered(ts_ns, end_ns, max(end_ns) OVER (PARTITION BY trace_id, side, device, name ORDER BY ts_ns, end_ns
-                                                         ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)) AS cov
+           _tc_union_add(ts_ns, end_ns, trace_id, side, device, name) AS cov
     FROM (SELECT *, end_ns - ts_ns AS dur FROM ann)
 ),
 per_name AS (
@@ -59,8 +59,7 @@ under AS (  -- each (annotation name, device event) once
 ),
 gpu AS (
     SELECT trace_id, side, dev, name, sum(cov) AS gpu_busy_ns
-    FROM (SELECT *, _tc_covered(ts_ns, end_ns, max(end_ns) OVER (PARTITION BY trace_id, side, dev, name, kdev
-                                 ORDER BY ts_ns, end_ns ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)) AS cov
+    FROM (SELECT *, _tc_union_add(ts_ns, end_ns, trace_id, side, dev, name, kdev) AS cov
           FROM under)
     GROUP BY trace_id, side, dev, name
 )

@@ -3,6 +3,7 @@
 -- device computing, communicating without overlapping computation, copying without
 -- overlapping either, and idle.
 -- depends: _kernels_in_span, traces
+-- uses: intervals
 -- Every device event counts (linked to a launch or not) but an outlying one, far from the rest
 -- of its trace (a broken timestamp: _kernels_in_span). Sets of events, by kernels.kernel_class:
 --   computation   = every event that is neither communication nor memcpy (memsets included)
@@ -44,9 +45,7 @@ tagged AS (  -- 0 computation, 1 communication, 2 memcpy, 3 computation+communic
 ),
 contrib AS (  -- each interval adds what it covers beyond the running max end of earlier ones
     SELECT trace_id, device, s, ts_ns, end_ns,
-           _tc_covered(ts_ns, end_ns, max(end_ns) OVER (
-               PARTITION BY trace_id, device, s ORDER BY ts_ns, end_ns
-               ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)) AS c
+           _tc_union_add(ts_ns, end_ns, trace_id, device, s) AS c
     FROM tagged
 ),
 u AS (

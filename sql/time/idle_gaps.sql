@@ -22,7 +22,8 @@
 --   gap_ns         BIGINT   ns, gap_end_ns - gap_start_ns
 --   cause          VARCHAR  host_wait, kernel_wait or other
 CREATE OR REPLACE VIEW idle_gaps AS
-WITH o AS (
+WITH o AS (  -- _tc_prev_end (sql/macros/intervals.sql) written out with uid after (ts, end): of two
+            -- events that start and end together, the gap before them goes to the lower uid
     SELECT trace_id, device, stream, uid, name, launch_uid, launch_ts_ns, ts_ns,
            max(end_ns) OVER (PARTITION BY trace_id, device, stream ORDER BY ts_ns, end_ns, uid
                              ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_end

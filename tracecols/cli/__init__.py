@@ -36,7 +36,10 @@ def _parser():
     s.add_argument(
         "source", nargs="+", help="trace files (path, URL, quoted glob, - for standard input) or a tracecols output directory"
     )
-    s.add_argument("query", help='SQL, e.g. "select cat, count(*) from events group by 1"')
+    s.add_argument("query", nargs="?", help='SQL, e.g. "select cat, count(*) from events group by 1"')
+    s.add_argument(
+        "--describe", metavar="VIEW", help="instead of a query: the columns of VIEW with their types, units and meaning"
+    )
     s.add_argument("--format", choices=["table", "csv", "json", "parquet"], default="table")
     s.add_argument("-o", "--output", help="write the result to this file instead of stdout")
     s.add_argument("--max-rows", type=int, default=50, help="rows shown by --format table (default 50)")

@@ -4,7 +4,7 @@ import json
 import os
 import sys
 
-from ..errors import SourceIOError
+from ..errors import QueryError, SourceIOError
 from ..face import check_read_only
 from ..printable import escape, escape_json, printable
 from ..report.units import fmt_bytes, fmt_ns
@@ -73,8 +73,15 @@ def info(args):
 
 
 def sql(args):
-    check_read_only(args.query, " ".join(args.source))  # nothing may write to the inputs (or anywhere but -o)
-    t = open_trace(*expand(args.source), keep_secrets=args.keep_secrets, capture=args.capture)
+    # the query is the last word: SOURCE takes every word before it
+    sources, query = (args.source, None) if args.describe else (args.source[:-1], args.source[-1])
+    if not sources:
+        raise QueryError(query or "tracecols sql", "no query given (tracecols sql SOURCE… QUERY, or SOURCE… --describe VIEW)")
+    if args.describe:
+        return describe(open_trace(*expand(sources), keep_secrets=args.keep_secrets, capture=args.capture), args)
+    args.query = query
+    check_read_only(args.query, " ".join(sources))  # nothing may write to the inputs (or anywhere but -o)
+    t = open_trace(*expand(sources), keep_secrets=args.keep_secrets, capture=args.capture)
     fmt = args.format
     if fmt == "parquet" and not args.output:
         raise SourceIOError("-o", "--format parquet needs -o FILE")
@@ -88,6 +95,17 @@ def sql(args):
     df = t._engine.polars(args.query, text_for_files=fmt != "parquet")
     if df is not None:
         emit(df, args.output, fmt)
+    return 0
+
+
+def describe(t, args):
+    """`sql --describe VIEW`: what the view answers, then its columns (Face.describe)."""
+    df = t.describe(args.describe)
+    if args.output or args.format != "table":
+        emit(df, args.output, args.format)
+        return 0
+    cols = [Col("column", text), Col("type", text), Col("unit", text), Col("meaning", text, width=160)]
+    sys.stdout.write(render(cols, df.iter_rows(), f"{args.describe}: {t.answers(args.describe)}", empty=None))
     return 0
 
 

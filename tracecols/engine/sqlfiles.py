@@ -1,7 +1,9 @@
 """Find the analyses in sql/ and order them by their declared dependencies.
 
 Each file starts with a comment header; a line `-- depends: a, b` names the tables or
-views it reads besides `events` (tests/test_sql_modules.py checks the list against the SQL).
+views it reads besides `events` (tests/test_sql_modules.py checks the list against the SQL),
+and a line `-- uses: m, n` the macro modules (sql/macros/m.sql) whose macros it calls; no
+view file defines a macro (macro_errors). The folders sit in layers (LAYERS, layering_errors).
 A dependency that is neither a base table of the data model nor another file, or a cycle,
 is an error. A file whose base tables this store lacks (an output written before the table
 existed) is left out, with the views built on it.
@@ -22,23 +24,45 @@ def sql_dir():
     raise FileNotFoundError("tracecols: the sql/ directory of analyses is missing from this install")
 
 
+# The folders of sql/, lowest layer first. A view reads base tables, views of its own folder and
+# views of folders in lower layers; folders that share a layer read none of each other's views.
+# Generic analyses sit below the specialised ones (serving, fleet, the compatibility views), which
+# they never read, and a headline that summarises several folders sits above all of them.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("core",),
+    ("time", "memory"),
+    ("ops",),
+    ("kernels",),
+    ("serving", "fleet", "compat/tracelens"),
+    ("summary",),
+)
+
+
 class SqlModuleError(Exception):
     """A sql/ file names a dependency that does not exist, or the files depend on each other in a circle."""
 
 
-MACROS = "_macros"  # files of this name define macros that the views use, no view
+MACROS = "macros"  # the folder of macro modules: files that define macros the views use, no view
+_USES = re.compile(r"^--\s*uses:\s*(.*)$", re.MULTILINE)
+_MACRO_DEF = re.compile(r"^CREATE\s+(?:OR\s+REPLACE\s+)?(?:TEMP\w*\s+)?MACRO\s+(\w+)", re.MULTILINE | re.IGNORECASE)
+_MACRO_CALL = re.compile(r"\b(_tc_\w+)\s*\(")  # every macro's name starts with _tc_
+
+
+def _is_module(f: Path, root: Path) -> bool:
+    return f.parent == root / MACROS
 
 
 def load_all(directory=None):
-    """{name: (sql_text, depends)} for every *.sql in `directory` (default: sql/) and its
+    """{name: (sql_text, depends)} for every view file in `directory` (default: sql/) and its
     domain folders (core, kernels, ops, time, serving, fleet, compat/…); names are file stems."""
     where: dict[str, Path]
     out, where = {}, {}
-    for f in sorted((Path(directory) if directory else sql_dir()).rglob("*.sql")):
+    root = Path(directory) if directory else sql_dir()
+    for f in sorted(root.rglob("*.sql")):
         if f.stem in where:
             raise SqlModuleError(f"two sql/ files define {f.stem}: {where[f.stem]} and {f}")
         where[f.stem] = f
-        if f.stem == MACROS:
+        if _is_module(f, root):
             continue
         text = f.read_text()
         deps = []
@@ -46,6 +70,98 @@ def load_all(directory=None):
             deps += [d.strip() for d in m.group(1).split(",") if d.strip()]
         out[f.stem] = (text, deps)
     return out
+
+
+def folders(directory: str | Path | None = None) -> dict[str, str]:
+    """{name: its folder under sql/ ('ops', 'compat/tracelens', …)} for every view file."""
+    root = Path(directory) if directory else sql_dir()
+    return {f.stem: f.parent.relative_to(root).as_posix() for f in root.rglob("*.sql") if not _is_module(f, root)}
+
+
+def layering_errors(directory: str | Path | None = None, layers: tuple[tuple[str, ...], ...] = LAYERS) -> list[str]:
+    """What breaks the layering of LAYERS in `directory` (default: sql/): a view in a folder no
+    layer names, or one that reads a view of a folder in its own layer or a higher one; one
+    line each, empty when the rule holds."""
+    where = folders(directory)
+    rank = {folder: i for i, layer in enumerate(layers) for folder in layer}
+    out = [f"{n}: folder {where[n]}/ is in no layer" for n in sorted(where) if where[n] not in rank]
+    for name, (_, deps) in sorted(load_all(directory).items()):
+        mine = where[name]
+        for dep in deps:
+            theirs = where.get(dep)
+            if theirs is None or theirs == mine or mine not in rank or theirs not in rank:
+                continue
+            if rank[theirs] >= rank[mine]:
+                out.append(f"{name} ({mine}/) reads {dep} ({theirs}/), which is not in a lower layer")
+    return out
+
+
+# A header's `-- Columns` section: indented lines `name[, name…]  TYPE  meaning`, several per line
+# when separated by `;`, a meaning running on over more indented lines; a meaning that has a unit
+# starts with it and a comma (`ns, start`) or with `%`.
+_COLUMN_TYPES = (
+    r"BIGINT\[\]|VARCHAR\[\]|INTEGER\[\]|DOUBLE\[\]|INTEGER|BIGINT|UBIGINT|HUGEINT|VARCHAR|DOUBLE|FLOAT|"
+    r"BOOLEAN|TIMESTAMP|DATE"
+)
+_COLUMN = re.compile(r"\s*([\w\"%(), ./-]+?)\s+(" + _COLUMN_TYPES + r")(?![\w\[])\s*(.*)$")
+UNITS = ("ns", "µs", "ms", "s", "bytes", "GB/s", "%")
+_LABEL = re.compile(r"^--\s*(depends:|[A-Z]\w*( [\w()]+){0,3}:)")  # `Rules (HTA):`, `Columns:`
+
+
+def view_text(name: str, directory: str | Path | None = None) -> str:
+    """The text of the sql/ file of view `name`."""
+    root = Path(directory) if directory else sql_dir()
+    found = [f for f in root.rglob(f"{name}.sql") if not _is_module(f, root)]
+    if len(found) != 1:
+        raise SqlModuleError(f"no sql/ file defines {name}")
+    return found[0].read_text()
+
+
+def answers(text: str) -> str:
+    """The question a view answers: its header's `-- Answers:` text, lines joined ('' when none)."""
+    lines = text.splitlines()
+    start = next((i for i, line in enumerate(lines) if re.match(r"--\s*Answers\b", line)), None)
+    if start is None:
+        return ""
+    out = [lines[start].split("Answers", 1)[1].lstrip(":,").strip()]
+    for line in lines[start + 1 :]:
+        if out[-1].endswith(("?", ".")) or not line.startswith("--") or _LABEL.match(line) or not line[2:].strip():
+            break
+        out.append(line[2:].strip())
+    return " ".join(out)
+
+
+def _unit(meaning: str) -> tuple[str | None, str]:
+    for unit in UNITS:
+        if meaning == unit:
+            return unit, ""
+        if meaning.startswith(unit + ", ") or unit == "%" and meaning.startswith("% "):
+            return unit, meaning[len(unit) :].lstrip(", ").strip()
+    return None, meaning
+
+
+def columns(name: str, directory: str | Path | None = None) -> list[tuple[str, str, str | None, str]]:
+    """[(column, type, unit, meaning)] of view `name` from its header's `-- Columns` section
+    (unit None where the meaning names none); `every column of X` first takes X's list."""
+    lines = view_text(name, directory).splitlines()
+    start = next((i for i, line in enumerate(lines) if re.match(r"--\s*Columns", line)), None)
+    if start is None:
+        return []
+    every = re.search(r"every column of (\w+)", lines[start])
+    out = columns(every.group(1), directory) if every else []
+    rows: list[list] = []
+    for line in lines[start + 1 :]:
+        if not line.startswith("--"):
+            break
+        if not line[2:].startswith("   "):
+            continue
+        for i, part in enumerate(line[2:].split(";")):
+            m = _COLUMN.match(part)
+            if m:
+                rows += [[n.strip().strip('"'), m.group(2), m.group(3).strip()] for n in m.group(1).split(",") if n.strip()]
+            elif rows:  # the meaning of the column before runs on
+                rows[-1][2] = f"{rows[-1][2]}{'; ' if i else ' '}{part.strip()}".strip()
+    return out + [(n, t, *_unit(meaning)) for n, t, meaning in rows]
 
 
 def split_view(text, name):
@@ -66,10 +182,65 @@ def has_statements(text):
     return any(line.strip() and not line.lstrip().startswith("--") for line in text.splitlines())
 
 
-def macros(directory=None):
-    """The SQL text of every _macros.sql, to run before any view is defined."""
+def uses(text: str) -> list[str]:
+    """The macro modules a view or module file declares on its `-- uses:` lines."""
+    return [u.strip() for m in _USES.finditer(text) for u in m.group(1).split(",") if u.strip()]
+
+
+def macro_modules(directory: str | Path | None = None) -> dict[str, str]:
+    """{module: its SQL text} of every sql/macros/*.sql."""
     root = Path(directory) if directory else sql_dir()
-    return [f.read_text() for f in sorted(root.rglob(f"{MACROS}.sql"))]
+    return {f.stem: f.read_text() for f in sorted((root / MACROS).glob("*.sql"))}
+
+
+def macros(directory: str | Path | None = None) -> list[str]:
+    """The SQL text of the macro modules the views use, each after the modules it uses: to run
+    before any view is defined."""
+    modules = macro_modules(directory)
+    wanted = [u for text, _ in load_all(directory).values() for u in uses(text)]
+    missing = sorted({u for u in wanted if u not in modules})
+    if missing:
+        raise SqlModuleError(f"sql/ files use macro modules that do not exist: {', '.join(missing)}")
+    order: list[str] = []
+
+    def add(name: str, seen: tuple[str, ...] = ()) -> None:
+        if name in seen:
+            raise SqlModuleError(f"sql/macros modules use each other in a circle: {', '.join(seen)}")
+        for u in uses(modules[name]):
+            add(u, (*seen, name))
+        if name not in order:
+            order.append(name)
+
+    for name in sorted(set(wanted)):
+        add(name)
+    return [modules[n] for n in order]
+
+
+def macro_errors(directory: str | Path | None = None) -> list[str]:
+    """What breaks the macro rules in `directory` (default: sql/): a view file that defines a
+    macro, a file that calls a macro no module it declares on `-- uses:` defines, or that
+    declares a module it does not exist or it does not call; one line each, empty when they hold."""
+    modules = macro_modules(directory)
+    defined = {m: set(_MACRO_DEF.findall(text)) for m, text in modules.items()}
+    out = []
+    files = {n: t for n, (t, _) in load_all(directory).items()} | {f"{MACROS}/{m}": t for m, t in modules.items()}
+    for name, text in sorted(files.items()):
+        code = re.sub(r"--[^\n]*", "", text)
+        own = set(_MACRO_DEF.findall(code))
+        if own and not name.startswith(f"{MACROS}/"):
+            out.append(f"{name} defines macros {', '.join(sorted(own))}: they belong in a module of sql/{MACROS}/")
+        declared = uses(text)
+        out += [f"{name} uses macro module {u}, which does not exist" for u in declared if u not in modules]
+        reach = own.union(*(defined.get(u, set()) for u in declared))
+        for call in sorted(set(_MACRO_CALL.findall(code)) - reach):
+            where = sorted(m for m, d in defined.items() if call in d)
+            out.append(
+                f"{name} calls {call}, "
+                + (f"from module {where[0]}, not on its uses: line" if where else "which no module defines")
+            )
+        called = set(_MACRO_CALL.findall(code))
+        out += [f"{name} uses macro module {u} without calling it" for u in declared if u in defined and not defined[u] & called]
+    return out
 
 
 def ordered(files, available, known=()):

@@ -2,43 +2,16 @@
 -- Answers: what the four argument columns of tracelens_ops_unique_args and
 -- tracelens_unified_perf_summary say, written once for both.
 -- depends: events, _tracelens_launcher_time, _tracelens_unified_ops
+-- uses: args, python_text
 -- For the events of both views' instances (launchers and unified ops). Each distinct tuple of
 -- the four lists is written once and joined back (resnet50's 7.6k launchers have 278: the
 -- text was 17 of the 52 ms of tracelens_ops_unique_args, and the same again in the other).
--- Macros: _tc_tl_arg_dims(list_col, json) writes a list of int lists (Input Dims, Input
--- Strides) as TraceLens prints it, ((512,), (141, 512)): from DuckDB's text of the list, its
--- brackets made parentheses and a comma put after a lone item (a list walked item by item
--- through JSON took 2.5x as long); a TensorList argument, which the promoted column cannot
--- hold, is read from `json` (the event's args under the same key) as a tuple of tuples.
--- _tc_tl_arg_strs(list_col) writes a list of strings (Input type, Concrete Inputs) as
--- ('c10::BFloat16', ''). A null item is written None, as Python writes it; a null list stays null.
+-- Macros: _tc_tl_arg_dims and _tc_tl_arg_strs (sql/macros/python_text.sql).
 -- Columns (one row per event of an instance):
 --   trace_id  INTEGER  trace
 --   uid       BIGINT   the op's event
 --   dims, types, strides, concrete VARCHAR  Input Dims, Input type, Input Strides, Concrete Inputs
 --                                           as TraceLens prints them (null where the trace has none)
-CREATE OR REPLACE MACRO _tc_py_ints(l) AS
-    '(' || array_to_string(l, ', ') || CASE WHEN len(l) = 1 THEN ',)' ELSE ')' END;
-CREATE OR REPLACE MACRO _tc_py_tuple(items) AS
-    '(' || array_to_string(items, ', ') || CASE WHEN len(items) = 1 THEN ',)' ELSE ')' END;
-CREATE OR REPLACE MACRO _tc_py_dims(j) AS  -- a JSON list of int lists, or of TensorLists of them
-    _tc_py_tuple(list_transform(json_extract(j, '$[*]'), lambda x:
-        CASE WHEN json_type(x, '$[0]') = 'ARRAY'
-             THEN _tc_py_tuple(list_transform(json_extract(x, '$[*]'), lambda y: _tc_py_ints(y::BIGINT[])))
-             ELSE _tc_py_ints(x::BIGINT[]) END));
-CREATE OR REPLACE MACRO _tc_py_int_lists(s) AS  -- DuckDB's text of an int list list, in Python's tuple form
-    -- (a lone item inside: any but the outer tuple, which alone has no character before it)
-    regexp_replace(replace(replace(replace(s, 'NULL', 'None'), '[', '('), ']', ')'),
-                   '(.)\((-?\d+|None)\)', '\1(\2,)', 'g');
-CREATE OR REPLACE MACRO _tc_tl_arg_dims(l, j) AS
-    CASE WHEN l IS NULL THEN _tc_py_dims(j)
-         WHEN len(l) = 1 THEN left(_tc_py_int_lists(CAST(l AS VARCHAR)), -1) || ',)'
-         ELSE _tc_py_int_lists(CAST(l AS VARCHAR)) END;
-CREATE OR REPLACE MACRO _tc_tl_arg_strs(l) AS
-    CASE WHEN list_position(l, NULL) IS NOT NULL
-             THEN _tc_py_tuple(list_transform(l, lambda t: coalesce('''' || t || '''', 'None')))
-         WHEN len(l) = 0 THEN '()'
-         ELSE '(''' || array_to_string(l, ''', ''') || CASE WHEN len(l) = 1 THEN ''',)' ELSE ''')' END END;
 CREATE OR REPLACE VIEW _tracelens_arg_text AS
 WITH ev AS (  -- the lists; the JSON under Input Dims / Input Strides only where the list column is null
     SELECT e.trace_id, e.uid, e.input_dims AS d, e.input_types AS ty, e.input_strides AS st, e.concrete_inputs AS ci,

@@ -3,6 +3,7 @@
 -- Answers: per launcher call, the two times TraceLens's per-op tables start from
 -- (tracelens_ops_unique_args; the rules are those of tracelens_ops_summary).
 -- depends: slices, _tracelens_gpu_events
+-- uses: intervals, tracelens
 -- GPU events: _tracelens_gpu_events with a launcher, communication kernels (name contains
 -- nccl, rccl or cross_device_reduce) left out. Launcher: kernels.launcher_uid (docs/tree.md,
 -- "TraceLens compatibility"). Direct = events whose launcher it is; subtree = events whose
@@ -31,11 +32,9 @@ iv AS (  -- (launcher, event) pairs; a launch call that launches for itself is i
     WHERE NOT list_contains(coalesce(op_path, []), launcher_uid)
 ),
 launchers AS (SELECT DISTINCT trace_id, launcher_uid AS luid FROM gk),
-g AS (  -- the ns each event adds to its launcher's union (sql/core/_macros.sql)
+g AS (  -- the ns each event adds to its launcher's union (sql/macros/intervals.sql)
     SELECT iv.trace_id, iv.luid, iv.direct,
-           _tc_covered(ts_ns, end_ns, max(end_ns) OVER (PARTITION BY iv.trace_id, iv.luid, iv.direct
-                                                      ORDER BY ts_ns, end_ns
-                                                      ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)) AS c
+           _tc_union_add(ts_ns, end_ns, iv.trace_id, iv.luid, iv.direct) AS c
     FROM iv JOIN launchers l ON l.trace_id = iv.trace_id AND l.luid = iv.luid
 ),
 busy AS (

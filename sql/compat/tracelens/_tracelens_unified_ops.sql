@@ -3,6 +3,7 @@
 -- Answers: at which ops TraceLens's walk down the host tree stops, so that
 -- tracelens_unified_perf_summary has the rows of its unified_perf_summary.csv.
 -- depends: slices, graph_nodes, _tracelens_gpu_events
+-- uses: intervals, tracelens
 -- The walk (TraceLens 171dd74, as its reference outputs show it): GPU events are those TraceLens
 -- links (_tracelens_gpu_events); an op "has GPU work" when one is launched in its subtree.
 -- From the top of the tree, python frames, annotations and other slices are passed through;
@@ -42,25 +43,6 @@
 --   pre             BIGINT   pre-order number of the slice at uid
 --   dur_ns          BIGINT   ns, host duration
 --   kernel_ns       BIGINT   ns, GPU busy time
-CREATE OR REPLACE MACRO _tc_tl_has_perf_model(n) AS
-    n IN ('aten::mm', 'aten::addmm', 'aten::_scaled_mm', 'aten::bmm', 'aten::baddbmm',
-          'aten::_scaled_dot_product_cudnn_attention', 'aten::_scaled_dot_product_efficient_attention',
-          'aten::_scaled_dot_product_flash_attention', 'aten::convolution', 'aten::convolution_backward',
-          'flash_attn::_flash_attn_forward', 'flash_attn::_flash_attn_backward',
-          'flash_attn::_flash_attn_varlen_forward', 'flash_attn::_flash_attn_varlen_backward',
-          'aten::copy', 'aten::copy_', 'aten::clamp_min', 'aten::clamp_min_', 'aten::clamp_max',
-          'aten::clamp_max_', 'aten::sigmoid', 'aten::rsqrt', 'aten::silu', 'aten::neg', 'aten::pow',
-          'aten::div', 'aten::div_', 'aten::mul', 'aten::mul_', 'aten::add', 'aten::add_',
-          'aten::sigmoid_backward', 'aten::threshold_backward', 'aten::upsample_nearest1d',
-          'aten::sum', 'aten::mean', 'aten::max', 'aten::min', 'aten::norm', 'aten::linalg_norm',
-          'aten::std', 'aten::var', 'aten::logsumexp', 'aten::cumsum', 'aten::cumprod', 'aten::amin', 'aten::amax',
-          'aiter::gemm_a16w16', 'aiter::rms_norm', 'aiter::rmsnorm', 'aiter::add_rmsnorm',
-          'aiter::rmsnorm2d_fwd_with_add_ck', 'vllm::rocm_unquantized_gemm', 'vllm::unified_attention_with_output',
-          'sgl_kernel::silu_and_mul', 'sgl_kernel::rotary_embedding', 'sglang::store_cache',
-          'sglang_profiler::attention_paged_attention_ragged')
-    OR n IN ('aten::_fused_rms_norm', 'aten::_fused_rms_norm_backward')
-    OR regexp_matches(n, '^aten::(native_|miopen_|cudnn_)?((batch|layer|group|instance)_norm(_backward)?|rms_norm_backward)$')
-    OR regexp_matches(n, '^triton_(poi|red|per)_fused_.*[A-Za-z]');
 CREATE OR REPLACE VIEW _tracelens_unified_ops AS
 WITH g AS (
     SELECT trace_id, uid, name, ts_ns, end_ns, dur_ns, launch_uid, launcher_uid, coalesce(op_path, []) AS op_path
@@ -92,11 +74,10 @@ stop AS (  -- per GPU event, the outermost op on its path where the walk stops (
 own AS MATERIALIZED (
     SELECT g.*, st.owner FROM g LEFT JOIN stop st ON st.trace_id = g.trace_id AND st.uid = g.uid
 ),
-busy AS (  -- per op taken whole: the busy time of its GPU events (sql/core/_macros.sql)
+busy AS (  -- per op taken whole: the busy time of its GPU events (sql/macros/intervals.sql)
     SELECT trace_id, owner AS uid, sum(c)::BIGINT AS kernel_ns, bool_or(name ILIKE '%nccl%') AS nccl
     FROM (SELECT trace_id, owner, name,
-                 _tc_covered(ts_ns, end_ns, max(end_ns) OVER (PARTITION BY trace_id, owner ORDER BY ts_ns, end_ns
-                             ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)) AS c
+                 _tc_union_add(ts_ns, end_ns, trace_id, owner) AS c
           FROM own WHERE owner IS NOT NULL)
     GROUP BY ALL
 ),

@@ -1,6 +1,7 @@
 -- tracelens_gpu_timeline: TraceLens's gpu_timeline.csv, same rows, columns and meaning.
 -- Answers, for people coming from TraceLens: the GPU time breakdown in their units.
 -- depends: _tracelens_gpu_events
+-- uses: intervals
 -- Rules (TraceLens): only device events linked to a launch call in the trace count, linked the
 -- way TraceLens links them (_tracelens_gpu_events: through a complete ac2g flow pair; work
 -- launched before the host-side window, or whose flow has no start, is left out); durations
@@ -31,9 +32,7 @@ tagged AS (
 ),
 contrib AS (
     SELECT trace_id, s, ts_ns, end_ns,
-           _tc_covered(ts_ns, end_ns, max(end_ns) OVER (
-               PARTITION BY trace_id, s ORDER BY ts_ns, end_ns
-               ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)) AS c
+           _tc_union_add(ts_ns, end_ns, trace_id, s) AS c
     FROM tagged
 ),
 u AS (

@@ -4,6 +4,7 @@
 -- them: aten::layer_norm rather than native_layer_norm, the SDPA op rather than its flash
 -- kernel op) own the GPU time, and how many FLOPs and bytes they do at what rate.
 -- depends: _tracelens_unified_ops, _tracelens_op_category, _tracelens_thread_names, _tracelens_arg_text, op_perf
+-- uses: tracelens
 -- Instances: _tracelens_unified_ops (TraceLens's walk down the op tree; its Kernel Time is the
 -- busy time of the GPU events beneath the op, its duration the op's host duration). Rows
 -- group as tracelens_ops_unique_args does: name, op category, host process and thread, and

@@ -18,8 +18,6 @@
 -- Durations: TraceLens takes `dur` as written; kernels.dur_ns is cut where a device event
 -- runs past the start of the next one on its stream, so dur_ns here is kernels.dur_raw_ns
 -- (but never negative: a negative duration as written is taken as 0, as in kernels.dur_ns).
--- Macro _tc_tl_name(name): an op name as TraceLens shows it, for every tracelens_* view: SGLang
--- profiler ops lose their numeric id suffix (sglang_profiler::attention_paged_attention_ragged_100).
 -- Columns (one row per row of kernels):
 --   trace_id      INTEGER   trace
 --   uid           BIGINT    the device event (position in traceEvents)
@@ -39,7 +37,6 @@
 --                           and cpu_ops named execute passed over, the launch call itself when the
 --                           walk meets another kind of slice); null when unlinked
 --   op_path       BIGINT[]  op_uid and every cpu_op above it, nearest first; null when unlinked
-CREATE OR REPLACE MACRO _tc_tl_name(n) AS regexp_replace(n, '^(sglang_profiler::.*)_\d+$', '\1');
 CREATE OR REPLACE VIEW _tracelens_gpu_events AS
 WITH fl AS (
     SELECT trace_id, uid, ph, flow_id, pid, pid_str, tid, tid_str

@@ -2,6 +2,7 @@
 -- Answers: which of TraceLens's categories (GEMM, CONV_fwd, SDPA_fwd, elementwise, …) an op
 -- name falls into, so the TraceLens compatibility views can label rows the way it does.
 -- depends: slices, _tracelens_gpu_events
+-- uses: tracelens
 -- tracelens_ops_summary's Categories column and the kernel summary's parent category read it.
 -- Rules, first match wins:
 -- 1. the names TraceLens knows (its reference outputs show them): triton… → triton,
@@ -24,12 +25,6 @@
 --   category  VARCHAR  triton, record_param_comms, GEMM, CONV_fwd, CONV_bwd, NORM_fwd, NORM_bwd,
 --                      SDPA_fwd, SDPA_bwd, InferenceAttention, RMSNorm, RoPE_fwd, reduce,
 --                      elementwise, multi_tensor_apply or other
-CREATE OR REPLACE MACRO _tc_tl_kernel_category(k) AS CASE  -- rule 2
-    WHEN k NOT LIKE 'void at::native%' THEN NULL
-    WHEN k LIKE '%elementwise%' THEN 'elementwise'
-    WHEN k LIKE '%reduce%' THEN 'reduce'
-    WHEN k LIKE '%multi\_tensor\_apply%' ESCAPE '\' THEN 'multi_tensor_apply'
-    END;
 CREATE OR REPLACE VIEW _tracelens_op_category AS
 WITH names AS (
     SELECT name FROM slices WHERE cat = 'cpu_op'

@@ -3,6 +3,7 @@
 -- Answers: how long the device was covered by computation kernels, by communication
 -- kernels, by either, and by any device event at all.
 -- depends: kernels
+-- uses: intervals
 -- HTA's kernel types, by name (every device event with a stream counts):
 --   communication = name starts with nccl / hccl, or contains ncclKernel (any case)
 --   memory        = gpu_memcpy / gpu_memset events, or name starts with Memcpy / Memset / dma
@@ -37,9 +38,7 @@ tagged AS (  -- 0 computation, 1 communication, 3 either, 4 all
 ),
 contrib AS (
     SELECT trace_id, device, s, ts_ns, end_ns,
-           _tc_covered(ts_ns, end_ns, max(end_ns) OVER (
-               PARTITION BY trace_id, device, s ORDER BY ts_ns, end_ns
-               ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)) AS c
+           _tc_union_add(ts_ns, end_ns, trace_id, device, s) AS c
     FROM tagged
 )
 SELECT trace_id, device,
