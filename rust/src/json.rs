@@ -109,6 +109,25 @@ pub fn is_ws(c: u8) -> bool {
 const LO: u64 = 0x0101_0101_0101_0101;
 const HI: u64 = 0x8080_8080_8080_8080;
 
+/// From `i`, eight bytes at a time while eight are left: (the position of the first quote,
+/// backslash or control byte, true), or (that of the first byte not tested, false); `seen` ORed
+/// with the bytes passed.
+#[inline(always)]
+fn scan8(b: &[u8], mut i: usize, seen: &mut u64) -> (usize, bool) {
+    while let Some(w) = b.get(i..i + 8) {
+        let x = u64::from_le_bytes(w.try_into().unwrap());
+        let m = special8(x);
+        if m != 0 {
+            let k = m.trailing_zeros() / 8;
+            *seen |= x & ((1u64 << (8 * k)) - 1);
+            return (i + k as usize, true);
+        }
+        *seen |= x;
+        i += 8;
+    }
+    (i, false)
+}
+
 /// The bytes of `x` that are `"`, `\` or below 0x20 (the bytes that end a plain run of a string),
 /// as the high bit of each; the lowest one set is exact (the borrows of the tests only reach up).
 #[inline]
@@ -192,25 +211,13 @@ impl<'a> Cursor<'a> {
         debug_assert_eq!(self.b[self.i], b'"');
         let b = self.b;
         let start = self.i + 1;
-        let mut i = start;
         // the bytes passed, ORed: their high bits say whether the string is ASCII
         let mut seen = 0u64;
         // the common case, a string with no escape: whole here, the rest in `string_rest`
-        while let Some(w) = b.get(i..i + 8) {
-            let x = u64::from_le_bytes(w.try_into().unwrap());
-            let m = special8(x);
-            if m != 0 {
-                let k = m.trailing_zeros() / 8;
-                seen |= x & ((1u64 << (8 * k)) - 1);
-                i += k as usize;
-                if b[i] == b'"' {
-                    self.i = i + 1;
-                    return Ok(Str { start, end: i, escaped: false, ascii: seen & HI == 0 });
-                }
-                break;
-            }
-            seen |= x;
-            i += 8;
+        let (i, found) = scan8(b, start, &mut seen);
+        if found && b[i] == b'"' {
+            self.i = i + 1;
+            return Ok(Str { start, end: i, escaped: false, ascii: seen & HI == 0 });
         }
         self.string_rest(start, i, seen)
     }
@@ -220,18 +227,7 @@ impl<'a> Cursor<'a> {
         let b = self.b;
         let mut escaped = false;
         loop {
-            while let Some(w) = b.get(i..i + 8) {
-                let x = u64::from_le_bytes(w.try_into().unwrap());
-                let m = special8(x);
-                if m != 0 {
-                    let k = m.trailing_zeros() / 8;
-                    seen |= x & ((1u64 << (8 * k)) - 1);
-                    i += k as usize;
-                    break;
-                }
-                seen |= x;
-                i += 8;
-            }
+            i = scan8(b, i, &mut seen).0;
             let c = *b.get(i).ok_or(Fail::Incomplete)?;
             match c {
                 b'"' => {
