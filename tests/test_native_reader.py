@@ -9,6 +9,7 @@ import subprocess
 import sys
 from decimal import Decimal
 
+import pyarrow as pa
 import pytest
 from conftest import CORPUS, DATA_TRACE, REPO
 from hypothesis import HealthCheck, given, settings
@@ -150,6 +151,19 @@ def test_a_string_where_a_shape_list_is_expected_reads_as_the_python_reader_read
     # such events to the Python reader rather than guess which of its paths a batch takes
     ev = ['{"ph": "X", "name": "c", "ts": 1, "pid": 1, "tid": 1, "args": {"Input Dims": "", "grid": "", "Input Strides": [""]}}']
     assert_same(_write(tmp_path, _doc(ev)))
+
+
+def test_text_where_a_list_is_expected_stays_text_in_any_batch(tmp_path):
+    """pyarrow reads any sequence as a list ("ab" as ["a", "b"], "" as []): text in a list column
+    stays in args as it was, whether or not the other events of its batch hold real lists."""
+    from tracecols.read.batch import build_batches
+
+    odd = {"Input type": "ab", "Input Dims": [""], "Input Strides": "", "grid": "12"}
+    for events in ([{"ph": "X", "args": odd}], [{"ph": "X", "args": {"Input type": ["x"]}}, {"ph": "X", "args": odd}]):
+        t = pa.Table.from_batches(build_batches(events, 0, checked=True))
+        row = t.slice(len(events) - 1).to_pylist()[0]
+        assert (row["input_types"], row["input_dims"], row["input_strides"], row["grid"]) == (None, None, None, None)
+        assert json.loads(row["args"]) == odd
 
 
 @pytest.mark.parametrize("bad", ["NaN", "Infinity", "-Infinity"])

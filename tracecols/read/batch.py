@@ -93,6 +93,15 @@ def _finish(arr, kind):
     return arr
 
 
+_LISTS = ("strlist", "intlist", "dims")
+
+
+def _text_as_list(v, kind):
+    """Whether pyarrow would take text in `v` as a list: it reads any sequence as one, so "ab"
+    would become ["a", "b"] and "" an empty list (in a shape list too)."""
+    return type(v) is str or (kind == "dims" and type(v) is list and any(type(x) is str for x in v))
+
+
 def _fits(v, kind):
     """Whether value v survives exactly in a column of this kind (the slow path's test)."""
     t = type(v)
@@ -149,7 +158,9 @@ def _column(values, kind, spill, key):
     # decimal128(38, 0) would take a decimal with an integral value (1000.0) into an integer
     # column: the values are taken at once only when none is a decimal, so that where a value
     # lands never depends on the other values of its batch
-    if kind not in ("int", "id") or not any(isinstance(v, Decimal) for v in values):
+    if (kind not in ("int", "id") or not any(isinstance(v, Decimal) for v in values)) and not (
+        kind in _LISTS and any(_text_as_list(v, kind) for v in values)
+    ):
         try:
             return _finish(pa.array(values, _EXACT[kind]), kind)
         except _CONVERT_ERRORS + (_Overflow,):
@@ -207,6 +218,10 @@ def _convert(dicts, keys, table, spill, checked):
     are checked against plain Decimals too (events that ijson parsed)."""
     try:
         fast, check = _struct(keys, table)
+        for k in keys:
+            kind = table[k][1]
+            if kind in _LISTS and any(_text_as_list(d.get(k), kind) for d in dicts):
+                raise TypeError(k)  # the per-value path spills it
         st = pa.array(dicts, type=fast)
         if check is not None and checked:
             pa.array(dicts, type=check)
