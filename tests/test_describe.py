@@ -71,7 +71,7 @@ def test_an_unknown_view_is_one_clear_error(trace):
 
 def test_a_lake_describes_its_views(tmp_path):
     ingest_lake([str(DATA_TRACE)], tmp_path / "lake")
-    lake = tracecols.open(tmp_path / "lake")
+    lake = tracecols.Lake(tmp_path / "lake")
     assert type(lake).__name__ == "Lake"
     assert lake.describe("short_kernel_histogram").rows() == SHORT_KERNEL_HISTOGRAM
 

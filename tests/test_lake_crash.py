@@ -255,7 +255,7 @@ def test_concurrent_ingests_are_serialised_by_the_lock(tmp_path):
     before = lake_snapshot(out)
     with store.LakeLock(store.LakeFS(out)):
         assert (out / LOCK).exists()
-        lake = tracecols.open(str(out))
+        lake = tracecols.Lake(str(out))
         assert isinstance(lake, tracecols.Lake) and lake.ranks == list(range(WORLD))
         assert not [n for n in lake.tables if "lock" in n or n.startswith("_tracecols")]
         r = cli("sql", out, "select count(*) as n from traces", "--format", "csv")

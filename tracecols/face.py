@@ -50,7 +50,7 @@ class Face:
 
     def _view_name(self, view: str) -> str:
         if view not in self._engine.views:
-            from ..errors import QueryError
+            from .errors import QueryError
 
             raise QueryError(self.origin, f"no view named {view!r}; views: {', '.join(sorted(self.views))}")
         return view

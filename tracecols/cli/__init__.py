@@ -36,7 +36,11 @@ def _parser():
     s.add_argument(
         "source", nargs="+", help="trace files (path, URL, quoted glob, - for standard input) or a tracecols output directory"
     )
-    s.add_argument("query", nargs="?", help='SQL, e.g. "select cat, count(*) from events group by 1"')
+    s.add_argument(
+        "query",
+        nargs="?",
+        help='SQL, e.g. "select cat, count(*) from events group by 1" (the last word before or after the options)',
+    )
     s.add_argument(
         "--describe", metavar="VIEW", help="instead of a query: the columns of VIEW with their types, units and meaning"
     )
@@ -115,7 +119,14 @@ def _parser():
 
 
 def main(argv=None):
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra and args.command == "sql" and not any(a.startswith("-") for a in extra):
+        # a query after the options: argparse gave its place to SOURCE's words before them
+        args.source += ([args.query] if args.query else []) + extra
+        args.query = None
+    elif extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
         # `ingest` draws its own bar (files, MB) over its workers
         with inputs_noted(), stdin_scope(quiet=args.quiet), progress.shown(enabled=not args.quiet and args.command != "ingest"):
