@@ -12,6 +12,9 @@ import pytest
 from tracecols.model.secrets import FORMATS, PREFILTER, REDACTED, JsonTextRedactor, key_kind, redact, redact_string
 
 FORMAT_SAMPLES = {
+    "JWT in base64": "ZXlKaGJHY2lPaUpJVXpJMU5pSXNJblI1Y0NJNklrcFhWQ0o5LmV5SnpkV0lp",
+    "Authress": "sc_abcde12345.abcd.acc_0123456789ab.abcdefghijklmnopqrstuvwxyz0123456789",
+    "Facebook app token": "123456789012345|abcdefghijklmnopqrstuvwxyz012",
     "JWT": "eyJu8jzPde0IgxLd6GncfBA.eyJepfJBd0Kh8oOOL8dKLzd.ocJ2isAjIhKtJ0RlgLKO",
     "Grafana API key": "eyJrIjoimxgJTeKdNnFRIBXuDL7DxtpYlSXpfKtHF4vUCsMehGAkWvj7FAc9QeWJKY40uvSwMFLZDe1f",
     "Hugging Face": "hf_8rESQedUStPKR0CsTy4Qwb8DwkNhFdnXsi",

@@ -26,6 +26,7 @@ FORMATS: list[tuple[str, str, str | None]] = [
         r"(?:(?P<post>-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----)|\Z)",
     ),
     ("JWT", r"eyJ[\w-]{10,}\.eyJ[\w-]{10,}\.[\w-]*", None),
+    ("JWT in base64", r"ZXlK[A-Za-z0-9+/]{40,}={0,2}", None),
     ("Grafana API key", r"eyJrIjoi[A-Za-z0-9]{70,}={0,3}", None),
     ("Hugging Face", r"hf_[A-Za-z0-9]{30,}", r"(?<![A-Za-z0-9])hf_(?![a-z]+\b)[A-Za-z0-9]{30,}(?![A-Za-z0-9])"),
     ("Hugging Face organisation", r"api_org_[A-Za-z]{34}", None),
@@ -124,6 +125,12 @@ FORMATS: list[tuple[str, str, str | None]] = [
     ("Yandex", r"(?:AQVN[\w-]{35,38}|YC[\w-]{38}|t1\.[\w-]+={0,2}\.[\w-]{86})", None),
     ("Dropbox", r"sl\.[\w=-]{135}", None),
     ("Lob", r"(?:live|test)_(?:pub_)?[a-f0-9]{31,35}", None),
+    (
+        "Authress",
+        r"(?:sc|ext|scauth|authress)_[A-Za-z0-9]{5,30}\.[A-Za-z0-9]{4,6}\.acc[_-][\w-]{10,32}\.[\w+/=-]{30,120}",
+        None,
+    ),
+    ("Facebook app token", r"[0-9]{15,16}(?:\||%7[Cc])[\w-]{27,40}", None),
     ("bearer or basic credentials", r"(?i:bearer)", r"(?P<pre>\b(?i:bearer)[ \t]+)[\w.~+/-]{16,}=*"),
     (
         "URL password",
