@@ -322,7 +322,7 @@ def _read_events(paths, first_trace_id, keep_secrets, parts, path=None):
     def transform(batches, context: tuple[int, int | None]):
         return events_table(batches, *context, keep_secrets)
 
-    skips: dict[str, int] = {}  # a file's traceEvents arrays to pass over: all but its last (native.AnotherArray)
+    skips: dict[str | None, int] = {}  # a file's traceEvents arrays to pass over: all but its last (native.AnotherArray)
 
     def read(n):
         while True:
@@ -330,7 +330,6 @@ def _read_events(paths, first_trace_id, keep_secrets, parts, path=None):
             try:
                 return _read_into(paths, first_trace_id, keep_secrets, n, writer, skips)
             except native.AnotherArray as again:
-                assert again.path is not None  # set to the file's path before it is raised on
                 skips[again.path] = again.skip
                 print(
                     f"tracecols: {again.path}: more than one 'traceEvents' array; reading the last, "
