@@ -25,7 +25,8 @@ come before the tables naming them are held until their ITEM ends.
 """
 
 import gc
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import ijson
 

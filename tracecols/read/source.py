@@ -10,8 +10,9 @@ import importlib
 import os
 import sys
 import zlib
+from collections.abc import Callable
 from contextlib import contextmanager
-from typing import Any, Callable
+from typing import Any
 
 from ..errors import Malformed, SourceIOError
 from ..progress import tracker

@@ -7,8 +7,9 @@ array is read here by a short token walk (the big array itself is streamed elsew
 import json
 import re
 import sys
+from collections.abc import Callable
 from decimal import Decimal
-from typing import Any, Callable, cast
+from typing import Any, cast
 
 import ijson
 
