@@ -171,7 +171,7 @@ def read_tables(paths, timings=None, keep_secrets=False, captures=()):
 
     `timings`, when a dict, receives the seconds spent per stage (read, tree, links, …).
     """
-    parts = {name: [] for name in BASE_TABLES}
+    parts: dict[str, list[pa.Table]] = {name: [] for name in BASE_TABLES}
     inputs = []
     clock = _Clock(timings)
     for trace_id, path in enumerate(paths):
@@ -319,10 +319,10 @@ def _read_events(paths, first_trace_id, keep_secrets, parts, path=None):
     everything is read again whole. The events carry the rank the trace's head gives; where
     keys after the events change it (distributedInfo written last: rare), it is put right here."""
 
-    def transform(batches, context):
+    def transform(batches, context: tuple[int, int | None]):
         return events_table(batches, *context, keep_secrets)
 
-    skips = {}  # a file's traceEvents arrays to pass over: all but its last (native.AnotherArray)
+    skips: dict[str | None, int] = {}  # a file's traceEvents arrays to pass over: all but its last (native.AnotherArray)
 
     def read(n):
         while True:
@@ -441,7 +441,7 @@ def _read_parts(p, trace_id, writer, scratch, parts):
                     proc.kill()
                     proc.wait()
     writer.flush()
-    size, sha = digest if hashed is None else hashed.result()
+    size, sha = digest if hashed is None else hashed.result()  # type: ignore[misc]  # hashed is None only where digest is set
     meta = dict(head)
     meta.update(tail)
     return {

@@ -56,7 +56,7 @@ class InlineExecutor(cf.Executor):
     """Runs each task in the calling thread when submitted (for -j 1 and for tests)."""
 
     def submit(self, fn, /, *args, **kwargs):
-        f = cf.Future()
+        f: cf.Future = cf.Future()
         try:
             f.set_result(fn(*args, **kwargs))
         except BaseException as e:  # noqa: BLE001 - handed to the caller through the future
@@ -215,7 +215,7 @@ def _ingest_locked(paths, lfs, executor, jobs, rep, res, keep_secrets, verify):
     manifest = committer.manifest
     tables = sorted(set(_base_tables()) | set((manifest or {}).get("tables", [])))
     store.check_writable(lfs, tables)
-    present = set()
+    present: set[str] = set()  # the lake's files that exist, relative to its root
     res.swept = store.sweep(lfs, manifest, tables, present) if lfs.exists() else []
     if res.swept:
         rep.note(f"removed {len(res.swept)} file(s) of traces an earlier run did not finish")
@@ -264,7 +264,7 @@ def _ingest_locked(paths, lfs, executor, jobs, rep, res, keep_secrets, verify):
         # fewer traces than cores: each trace is read in parts (read/split.py) by its worker
         parts = max(1, (jobs or os.cpu_count() or 1) // max(1, len(todo))) if own_pool else 1
         tasks = [(p, (work.ingest_one, p, plan[p], lfs.root, keep_secrets, parts)) for p in order]
-        futures = {}
+        futures: dict[cf.Future, str] = {}  # what was submitted: the trace it reads
         try:
             for p, fut in _as_completed(executor, tasks, futures):
                 try:

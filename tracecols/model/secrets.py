@@ -35,6 +35,7 @@ over every row — and only the few values it finds go through the exact rules i
 import json
 import re
 from decimal import Decimal
+from typing import cast
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -274,7 +275,7 @@ class JsonTextRedactor:
         self.given = 0  # tokens given back before held[0]
         # per open container: _Frame for an object, None for a list; frames[0] stands for the
         # containers opened before the last piece that was passed through unread
-        self.frames = [_Frame()]
+        self.frames: list[_Frame | None] = [_Frame()]
         self.key = None  # the object key whose value comes next, decoded
 
     def feed(self, text):
@@ -362,11 +363,13 @@ class JsonTextRedactor:
         waiting = [f for f in self.frames if f is not None and f.value_at is not None]
         if waiting and len(self.held) > self.HOLD:
             for f in waiting:
+                assert f.value_at is not None  # as `waiting` was chosen
                 self.held[f.value_at - self.given] = _REDACTED_JSON
                 self.count += 1
                 f.value_at, f.named = None, True
             waiting = []
-        n = (min(f.value_at for f in waiting) - self.given) if waiting else len(self.held)
+        # `waiting` holds the frames whose value_at is set
+        n = (min(cast(int, f.value_at) for f in waiting) - self.given) if waiting else len(self.held)
         done, self.held = self.held[:n], self.held[n:]
         self.given += n
         return "".join(done)
@@ -397,9 +400,9 @@ class _Frame:
 
     __slots__ = ("kind", "value_at", "named")
 
-    def __init__(self):
-        self.kind = None
-        self.value_at = None
+    def __init__(self) -> None:
+        self.kind: str | None = None  # key_kind of its "name"
+        self.value_at: int | None = None
         self.named = False
 
 

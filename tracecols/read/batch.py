@@ -13,6 +13,7 @@ value, with each value that does not fit kept verbatim in `args` / `extra`.
 """
 
 from decimal import Decimal
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -247,7 +248,9 @@ def _text_ids(evs, key):
 def _group_columns(evs, ekeys, akeys, mixed, checked):
     """All columns but uid for one group of events, as {name: array}; plus spilled JSON."""
     n = len(evs)
-    extra, rest = {}, {}
+    # spilled JSON values by row: {row: {key: value}}
+    extra: dict[int, dict[str, Any]] = {}
+    rest: dict[int, dict[str, Any]] = {}
     core_keys = tuple(k for k in ekeys if k in _CORE)
     text = {}
     if not mixed:  # one layout: a field that is text in the first event is text in all, or no faster path
@@ -295,9 +298,9 @@ def _group_columns(evs, ekeys, akeys, mixed, checked):
             for k in promo_keys:  # a null from the fast path was a JSON null in the trace
                 col = cols[_PROMO[k][0]]
                 if col.null_count:
-                    for i in np.flatnonzero(col.is_null().to_numpy(zero_copy_only=False)):
-                        if args[i][k] is None:
-                            rest.setdefault(int(i), {})[k] = None
+                    for row in np.flatnonzero(col.is_null().to_numpy(zero_copy_only=False)):
+                        if args[row][k] is None:
+                            rest.setdefault(int(row), {})[k] = None
     if mixed:
         for i, e in enumerate(evs):
             for k in e:
@@ -340,7 +343,7 @@ def build_batches(events, uid0, checked=True):
     rows are therefore grouped by kind, not in uid order. `checked`: the events may hold
     plain Decimals (see _convert); False for msgspec's, whose non-integers are jsontext.Exact.
     """
-    groups = {}
+    groups: dict[tuple[tuple[str, ...], tuple[str, ...] | None], list[int]] = {}
     for i, e in enumerate(events):  # a plain loop: faster than map/zip/numpy grouping (measured)
         a = e.get("args")
         sig = (tuple(e), tuple(a) if type(a) is dict else None)

@@ -17,6 +17,7 @@ Kineto traces. Nothing of a node is dropped: fields without a column of their ow
 """
 
 import re
+from typing import Any
 
 import pyarrow as pa
 
@@ -93,7 +94,7 @@ class _Values:
     """Columns of et_inputs or et_outputs, filled node by node."""
 
     def __init__(self):
-        self.cols = {f.name: [] for f in VALUES_SCHEMA}
+        self.cols: dict[str, list[Any]] = {f.name: [] for f in VALUES_SCHEMA}
 
     def add(self, node_id, values, shapes, types, strides):
         values = values if isinstance(values, list) else []
@@ -103,7 +104,7 @@ class _Values:
         n = max(len(values), len(shapes), len(types))
         c = self.cols
         for i in range(n):
-            v = values[i] if i < len(values) else None
+            v: Any = values[i] if i < len(values) else None  # any JSON value
             s = shapes[i] if i < len(shapes) else None
             t = types[i] if i < len(types) else None
             st = strides[i] if i < len(strides) else None
@@ -230,9 +231,9 @@ def read_execution_trace(path):
     "path", "size", "sha256"}."""
     src = Source(path)
     meta = _head(src)
-    rows = {f.name: [] for f in NODES_SCHEMA}
+    rows: dict[str, list[Any]] = {f.name: [] for f in NODES_SCHEMA}
     ins, outs = _Values(), _Values()
-    parts = {"nodes": [], "inputs": [], "outputs": []}
+    parts: dict[str, list[pa.Table]] = {"nodes": [], "inputs": [], "outputs": []}
 
     def flush():
         # the Python lists of a few thousand nodes at a time: as Arrow, a node and its values take

@@ -104,7 +104,7 @@ class _Tap:
         self.offset = 0
         self.n = 0
         self.mark = 0
-        self.recent = deque()
+        self.recent: deque[tuple[int, bytes]] = deque()
         self.held = 0
 
     def read(self, size=-1):
@@ -208,7 +208,7 @@ def _read_events_python(src, form, on_batch, batch_size=BATCH):
     with_ph = 0
     sink, progress = on_batch, tracker()
 
-    def on_batch(b):
+    def counted(b):
         nonlocal with_ph
         with_ph += len(b) - b.column("ph").null_count
         progress.events(len(b))
@@ -228,17 +228,17 @@ def _read_events_python(src, form, on_batch, batch_size=BATCH):
             while len(held) >= batch_size:  # batches of exactly batch_size, whatever the runs
                 batch, held = held[:batch_size], held[batch_size:]
                 for b in build_batches(_objects(batch, uid, src), uid, checked=plain > len(held)):
-                    on_batch(b)
+                    counted(b)
                 plain = min(plain, len(held))
                 uid += len(batch)
         if held:
             for b in build_batches(_objects(held, uid, src), uid, checked=plain > 0):
-                on_batch(b)
+                counted(b)
             uid += len(held)
         # let the last events go while the cyclic GC is still off: turned back on, its first pass
         # walks every container alive that was made meanwhile, the last batch of 16k events and
         # their args among them (resnet50's read: 40-65 ms of one collection that frees nothing)
-        batch = held = run = None
+        batch = held = run = None  # type: ignore[assignment]  # released on purpose: see above
     tail = {}
     if form == "object":
         if uid == 0:

@@ -25,6 +25,8 @@ come before the tables naming them are held until their ITEM ends.
 """
 
 import gc
+from collections.abc import Callable
+from typing import Any
 
 import ijson
 
@@ -73,14 +75,14 @@ class _Names:
 
     def __init__(self, meta):
         strings = meta.get("strings") if isinstance(meta.get("strings"), dict) else {}
-        self.ops = {g: strings.get(g) if isinstance(strings.get(g), list) else [] for g in GROUPS}
-        self.kernels = {}
+        self.ops: dict[str, Any] = {g: strings.get(g) if isinstance(strings.get(g), list) else [] for g in GROUPS}
+        self.kernels: dict[int, str] = {}
         for k in meta.get("kernel_symbols") or []:
             if isinstance(k, dict) and type(k.get("kernel_id")) is int:
                 name = k.get("formatted_kernel_name") or k.get("demangled_kernel_name") or k.get("kernel_name")
                 if isinstance(name, str):
                     self.kernels[k["kernel_id"]] = name
-        self.gpus = {}  # agent handle -> GPU index (the HIP device id)
+        self.gpus: dict[int, int] = {}  # agent handle -> GPU index (the HIP device id)
         for a in meta.get("agents") or []:
             if isinstance(a, dict) and a.get("type") == _GPU:
                 idx = _int(a.get("gpu_index"))
@@ -143,12 +145,12 @@ def event(names, group, section, rec):
     """The event dict of one record (see the module docstring)."""
     if not isinstance(rec, dict):
         return {"ph": "i", "cat": section, "name": section, "pid": names.pid, "args": {"record": rec}}
-    consumed = set()
+    consumed: set[str] = set()
     ev = {"ph": None, "cat": section, "name": names.operation(group, rec) or section}
     _timed(rec, ev, consumed)
     args = _linked(rec)
     if group == "buffer_records" and section == "kernel_dispatch":
-        info = rec.get("dispatch_info") if isinstance(rec.get("dispatch_info"), dict) else {}
+        info: Any = rec.get("dispatch_info") if isinstance(rec.get("dispatch_info"), dict) else {}
         dev = _get(names.gpus, _handle(info.get("agent_id")))
         queue = _handle(info.get("queue_id"))
         kid = info.get("kernel_id")
@@ -178,14 +180,14 @@ def event(names, group, section, rec):
 
 def device_properties(items):
     """Kineto-style deviceProperties of the GPU agents (the devices table reads it)."""
-    out = {}
+    out: dict[int, dict[str, Any]] = {}
     for meta in items:
         names = _Names(meta)
         for a in meta.get("agents") or []:
             idx = _get(names.gpus, _handle(a.get("id"))) if isinstance(a, dict) and a.get("type") == _GPU else None
             if idx is None:
                 continue
-            vram = [
+            vram: list[Any] = [
                 m.get("size_in_bytes")
                 for m in a.get("mem_banks") or []
                 if isinstance(m, dict) and m.get("heap_type") in _VRAM_HEAPS
@@ -208,15 +210,19 @@ class _Reader:
 
     def __init__(self, emit, path):
         self.emit, self.path = emit, path
-        self.top = {}  # top-level keys other than TOP_KEY
-        self.items = []  # each ITEM's tables
+        self.top: dict[str, Any] = {}  # top-level keys other than TOP_KEY
+        self.items: list[dict[str, Any]] = []  # each ITEM's tables
         self.tool_is_array = False
         self.n_records = 0
-        self.builder = self.done = self.want = None
+        self.builder: Any = None  # an ijson.ObjectBuilder while a value is being built
+        self.done: Callable[[Any], None] | None = None
+        self.want: Callable[[Any], None] | None = None
         self.depth = 0
-        self.item = self.names = None
-        self.pending = []  # records met before the tables that name them
-        self.group = self.section = None
+        self.item: dict[str, Any] | None = None
+        self.names: _Names | None = None
+        self.pending: list[tuple[str | None, str | None, Any]] = []  # records met before the tables that name them
+        self.group: str | None = None
+        self.section: str | None = None
 
     def run(self, parse):
         item_prefix = TOP_KEY + ".item"
@@ -246,6 +252,7 @@ class _Reader:
                     self._start(ev, value, self._keep(self.item, self.group))
             elif self.group is not None and prefix == f"{item_prefix}.{self.group}.{self.section}":
                 if ev not in ("start_array", "end_array"):  # a section that is not an array: kept
+                    assert self.item is not None  # a group's prefix is met inside an ITEM only
                     self._start(ev, value, self._keep(self.item.setdefault(self.group, {}), self.section))
             elif self.group is not None and prefix == f"{item_prefix}.{self.group}.{self.section}.item":
                 self._start(ev, value, self._record)
@@ -271,6 +278,7 @@ class _Reader:
 
     def _record(self, rec):
         self.n_records += 1
+        assert self.item is not None  # records are met inside an ITEM only
         if self.pending or not all(k in self.item for k in _NEEDED):
             self.pending.append((self.group, self.section, rec))
             return
@@ -288,6 +296,7 @@ class _Reader:
     def _done(self):
         value, done = self.builder.value, self.done
         self.builder = self.done = None
+        assert done is not None  # set with the builder
         done(value)
 
     def _table(self, key):
@@ -295,11 +304,12 @@ class _Reader:
         also events ("M", cat rocprofv3, named after the table, the row in args), so that the
         big ones (kernel_symbols: 18 MB in a 37 MB file) are columns of `events`, not metadata."""
         item = self.item
+        assert item is not None  # a table's key is met inside an ITEM only
 
         def put(v):
             item[key] = v
             if isinstance(v, list):
-                md = item.get("metadata") if isinstance(item.get("metadata"), dict) else {}
+                md: Any = item.get("metadata") if isinstance(item.get("metadata"), dict) else {}
                 pid = _int(md.get("pid"))
                 for row in v:
                     ev = {
@@ -326,7 +336,8 @@ def read_trace(src, on_batch, batch_size, on_head=None):
     plus `warnings` (lines for traces.warnings)."""
     if on_head is not None:
         on_head({})  # no rank in a rocprofv3 file: the file name may still say it
-    held, uid = [], 0
+    held: list[dict[str, Any]] = []
+    uid = 0
     progress = tracker()
 
     def flush():

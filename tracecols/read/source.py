@@ -10,7 +10,9 @@ import importlib
 import os
 import sys
 import zlib
+from collections.abc import Callable
 from contextlib import contextmanager
+from typing import Any
 
 from ..errors import Malformed, SourceIOError
 from ..progress import tracker
@@ -81,7 +83,8 @@ class Reader:
     """Base of the pass-through readers: a file object over `self.inner` whose subclasses
     define read(n); readinto, close and the context manager come from here."""
 
-    inner = None
+    inner: Any = None
+    read: Callable[[int], bytes]  # defined by each subclass
 
     def readinto(self, buf):
         b = self.read(len(buf))

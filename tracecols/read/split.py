@@ -36,6 +36,7 @@ import subprocess
 import sys
 import warnings
 import zlib
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -118,7 +119,8 @@ def inflate(src):
     reports the damage where it is). For a `src` that is worth_cutting."""
     with open(src.path, "rb") as f:
         raw = f.read()
-    out, rest = [], raw
+    out: list[bytes] = []
+    rest = raw
     try:
         while rest:  # one member after another, as gzip.GzipFile reads them
             d = fast_zlib.decompressobj(31)
@@ -145,7 +147,7 @@ def plan(src, form, parts, data=None):
     if found is None:
         return None
     array_end, tail = found
-    cuts = []
+    cuts: list[int] = []
     with opener() as f:
         for k in range(1, parts):
             at = size * k // parts
@@ -207,6 +209,9 @@ class Claims:
     process has its own piece: the caller the first, worker k the piece k + 1."""
 
     def __init__(self, n):
+        # a fork context's Lock and RawArray, or None and a plain list without fork
+        self._lock: Any
+        self._ends: Any
         if FORK:
             import multiprocessing
 

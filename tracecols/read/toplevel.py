@@ -7,7 +7,9 @@ array is read here by a short token walk (the big array itself is streamed elsew
 import json
 import re
 import sys
+from collections.abc import Callable
 from decimal import Decimal
+from typing import Any, cast
 
 import ijson
 
@@ -47,6 +49,7 @@ def not_utf8(head):
     their byte-order mark or by where the zero bytes of the first ASCII characters fall), or None."""
     if head.startswith(b"\xef\xbb\xbf"):
         return "it starts with a UTF-8 byte-order mark, which JSON text must not have: remove the first 3 bytes"
+    name: str | None
     for mark, name in _BOMS:
         if head.startswith(mark):
             return f"{name} text with a byte-order mark; tracecols reads UTF-8 JSON: convert it (iconv -t UTF-8)"
@@ -80,7 +83,7 @@ def keys_before(src, stop, backend, on_key=None):
 
     Raises NotATrace when the document has no top-level `stop` key.
     """
-    meta = {}
+    meta: dict[str, Any] = {}
     builder, key, depth = None, None, 0
     with src.stream() as f:
         try:
@@ -92,6 +95,7 @@ def keys_before(src, stop, backend, on_key=None):
                     elif event in ("end_map", "end_array"):
                         depth -= 1
                     if depth == 0:
+                        assert key is not None  # a builder is made for a key only
                         meta[key] = builder.value
                         builder = None
                     continue
@@ -121,6 +125,8 @@ def one_line(e):
 
 _TAIL_START = re.compile(r"\]\s*(?=[,}])", re.ASCII)
 _WS = re.compile(r"[ \t\n\r]*")
+# `*`: it matches at every position, so its match is never None
+_ws_match = cast(Callable[[str, int], re.Match[str]], _WS.match)
 _VALUE = json.JSONDecoder(parse_float=Decimal)
 
 
@@ -159,7 +165,7 @@ def _object_body(text, i):
     obj = {}
     j = i + 1
     if text[i] == ",":
-        j = _WS.match(text, j).end()
+        j = _ws_match(text, j).end()
         if j < end and text[j] == "}":
             j += 1
         else:
@@ -168,14 +174,14 @@ def _object_body(text, i):
                     if j >= end or text[j] != '"':
                         return None
                     key, j = _VALUE.raw_decode(text, j)
-                    j = _WS.match(text, j).end()
+                    j = _ws_match(text, j).end()
                     if j >= end or text[j] != ":":
                         return None
-                    value, j = _VALUE.raw_decode(text, _WS.match(text, j + 1).end())
+                    value, j = _VALUE.raw_decode(text, _ws_match(text, j + 1).end())
                     obj[key] = value
-                    j = _WS.match(text, j).end()
+                    j = _ws_match(text, j).end()
                     if j < end and text[j] == ",":
-                        j = _WS.match(text, j + 1).end()
+                        j = _ws_match(text, j + 1).end()
                         continue
                     if j < end and text[j] == "}":
                         j += 1
@@ -183,4 +189,4 @@ def _object_body(text, i):
                     return None
             except (ValueError, RecursionError):
                 return None
-    return obj if _WS.match(text, j).end() == end else None
+    return obj if _ws_match(text, j).end() == end else None

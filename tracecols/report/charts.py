@@ -250,15 +250,16 @@ def xy(
     for s in series:
         c = s["color"]
         if kind == "step":
-            p, prev = [], None
+            steps: list[str] = []
+            prev = None
             for x, y in s["points"]:
                 if prev is not None:
-                    p.append(f"{sx(x):.1f},{sy(prev):.1f}")
-                p.append(f"{sx(x):.1f},{sy(y):.1f}")
+                    steps.append(f"{sx(x):.1f},{sy(prev):.1f}")
+                steps.append(f"{sx(x):.1f},{sy(y):.1f}")
                 prev = y
-            if p:
+            if steps:
                 b.append(
-                    f'<polyline class="mark" points="{" ".join(p)}" stroke="{c}" fill="none">'
+                    f'<polyline class="mark" points="{" ".join(steps)}" stroke="{c}" fill="none">'
                     f"<title>{_e(s['name'])}</title></polyline>"
                 )
         else:

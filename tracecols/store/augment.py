@@ -84,6 +84,7 @@ class _Rewriter:
                     tok == b"{"
                     and self.pending
                     and self.in_event
+                    and self.events_depth is not None  # set once the event array is found, as pending is
                     and self.depth == self.events_depth + 1
                     and self._key_before(buf, pos, at, _ARGS_KEY)
                 ):

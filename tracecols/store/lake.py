@@ -232,6 +232,7 @@ class LakeLock:
 
     def holder(self):
         """(pid, host) written by the current holder, or None if unknown."""
+        assert self.path is not None  # asked only while acquiring, on a local root
         try:
             with open(self.path, encoding="utf-8", errors="replace") as f:
                 words = f.read().split()
@@ -248,6 +249,7 @@ class LakeLock:
     def acquire(self):
         if not self.available or self.held:
             return self
+        assert self.path is not None  # available only on a local root
         t0 = time.monotonic()
         told = False
         while True:
@@ -299,6 +301,7 @@ class LakeLock:
     def release(self):
         if self.fd is None:
             return
+        assert self.path is not None  # held only on a local root
         try:
             os.unlink(self.path)  # while still holding it: see the class docstring
         except OSError:
