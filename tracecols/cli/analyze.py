@@ -4,6 +4,7 @@ import json
 import os
 import sys
 import time
+from typing import Any
 
 from ..printable import MESSAGE, printable
 from ..report.notes import graph_notes, headline_lines
@@ -26,7 +27,7 @@ def _table(out, title, header, rows, widths):
 
 
 # What summary() reads: without -o, the ingest writes only these (and what they read).
-SUMMARY_VIEWS = ("headline", "gpu_timeline", "kernel_stats", "top_ops", "graph_replay_share", "idle_gaps", "optimizable_ops")
+SUMMARY_VIEWS = ["headline", "gpu_timeline", "kernel_stats", "top_ops", "graph_replay_share", "idle_gaps", "optimizable_ops"]
 
 
 def top_ops(trace, top):
@@ -72,7 +73,7 @@ def summary_data(trace, top=10):
     for section, (view, query) in _SECTIONS.items():
         if view not in names:
             continue
-        df = top_ops(trace, top) if section == "top_ops" else trace.sql(query.format(top=int(top)))
+        df = top_ops(trace, top) if query is None else trace.sql(query.format(top=int(top)))  # top_ops: no query
         out[section] = df.to_dicts()
     out["notes"] = graph_notes(trace)
     return out
@@ -83,6 +84,7 @@ def summary(trace, top=10, out=None):
     idle gaps, optimizable ops."""
     out = out or sys.stdout
     d = summary_data(trace, top)
+    rows: list[tuple[Any, ...]]  # each table's rows, one after the other
     for line in headline_lines(d.get("headline", [])):
         out.write(printable(line) + "\n")
     if "gpu_timeline" in d:

@@ -27,11 +27,14 @@ Without a match (or without capture traces) the kernels of a graph launch get on
 op, `graph replay @ <nearest own Python frame>`, so that none of their time is hidden.
 """
 
+from typing import Any
+
 import numpy as np
 import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .frames import frame
 from .kernels import LAUNCH_CATS, op_paths, parent_index
 from .tree import SLICES_SCHEMA, annotation_above, nearest, prev_greater, stack_ids, uid_column
 
@@ -100,11 +103,11 @@ class Capture:
 
     def __init__(self, index, path, tables, batch_size=None, mode=None):
         self.index, self.path, self.batch_size, self.mode = index, path, batch_size, mode
-        sl = pl.from_arrow(tables["slices"]).sort("pre")
+        sl = frame(tables["slices"]).sort("pre")
         self.slices = sl
         self.events = tables["events"]
-        ran = pl.from_arrow(tables["kernels"].select(["launch_uid"])).drop_nulls().unique()
-        args = pl.from_arrow(tables["events"].select(["uid", "args"]))
+        ran = frame(tables["kernels"].select(["launch_uid"])).drop_nulls().unique()
+        args = frame(tables["events"].select(["uid", "args"]))
         calls = (
             sl.with_row_index("row")
             .filter(
@@ -218,7 +221,7 @@ class Capture:
 
 def graph_kernels(kernels):
     """The device events of graph launches (polars), with their position `i` in the launch."""
-    k = pl.from_arrow(kernels) if isinstance(kernels, pa.Table) else kernels
+    k = frame(kernels) if isinstance(kernels, pa.Table) else kernels
     return (
         k.filter(pl.col("launch_name").str.contains(GRAPH_LAUNCH).fill_null(False))
         .sort(["trace_id", "launch_uid", "ts_ns", "uid"])
@@ -302,7 +305,7 @@ def _windows(rk, reps, captures):
     starts = np.searchsorted(rk["seq"].to_numpy(), np.arange(reps.height + 1))
     files = [(c.index, c.batch_size, kinds(c.calls["kind"]), codes(c.calls["kname"])) for c in captures]
     by_index = {c.index: c for c in captures}
-    rows = []
+    rows: list[tuple[Any, ...]] = []
     for sq, target in enumerate(reps["target"].to_list()):
         a, b = starts[sq], starts[sq + 1]
         kind, name, n = rkind[a:b], rname[a:b], b - a
@@ -420,7 +423,7 @@ def merge(slices, kernels, events_schema=None, captures=()):
             "graph_nodes": GRAPH_NODES_SCHEMA.empty_table(),
             "events": events_schema.empty_table(),
         }
-    sl = (slices.collect() if isinstance(slices, pl.LazyFrame) else pl.from_arrow(slices)).sort(["trace_id", "pre"])
+    sl = (slices.collect() if isinstance(slices, pl.LazyFrame) else frame(slices)).sort(["trace_id", "pre"])
     par = parent_index(sl)
     # the graph launches' rows in slices
     lrows = sl.with_row_index("row").join(
@@ -635,7 +638,7 @@ def _renumber(sl, inst):
 
 def _relink(kernels, gk, inst, tcalls, nodes):
     """kernels with the graph-replayed rows pointing at their grafted ops."""
-    k = pl.from_arrow(kernels.select(["trace_id", "uid", "op_uid", "top_op_uid", "launcher_uid", "op_path"]))
+    k = frame(kernels.select(["trace_id", "uid", "op_uid", "top_op_uid", "launcher_uid", "op_path"]))
     calls = (
         pl.concat(tcalls)
         if tcalls

@@ -4,7 +4,11 @@ Each check is one vectorised pass over the events table; what it finds goes to
 `traces.warnings` (shown by `tracecols info`), one line per kind, with a count.
 """
 
+from typing import Any
+
 import polars as pl
+
+from .frames import frame
 
 # Phases of the Chrome trace event format (Kineto writes X, i, s, f, C, M; others may appear)
 KNOWN_PH = (
@@ -100,12 +104,13 @@ def kernel_warnings(kernels):
     """The warning lines for one trace's kernels table (Arrow), built after the events' checks."""
     if kernels.num_rows == 0:
         return []
-    k = pl.from_arrow(kernels.select(["dur_ns", "dur_raw_ns", "clipped"]))
+    k = frame(kernels.select(["dur_ns", "dur_raw_ns", "clipped"]))
     out = []
     neg = k.filter(pl.col("dur_raw_ns") < 0)
     if neg.height:
+        lowest: Any = neg["dur_raw_ns"].min()
         out.append(
-            f"{neg.height} device event(s) with a negative 'dur' (most negative {_us(int(neg['dur_raw_ns'].min()))} µs): "
+            f"{neg.height} device event(s) with a negative 'dur' (most negative {_us(int(lowest))} µs): "
             "taken as 0 in kernels.dur_ns, so left out of every duration sum and busy time; "
             "raw value in kernels.dur_raw_ns"
         )

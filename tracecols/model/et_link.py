@@ -31,6 +31,7 @@ import polars as pl
 import pyarrow as pa
 
 from ..errors import Unsupported
+from .frames import frame
 from .tree import nearest
 
 MIN_RUN = 3  # shortest run of consecutive same-name pairs taken as an anchor
@@ -92,12 +93,10 @@ KERNEL_SCHEMA = pa.schema(
 
 def _kineto_ops(events, slices):
     """polars frame of the Kineto ops (cpu_op, user_annotation slices) of trace 0 with their ids."""
-    sl = pl.from_arrow(
-        slices.select(["trace_id", "uid", "cat", "name", "pid", "tid", "ts_ns", "dur_ns", "end_ns", "external_id"])
-    )
+    sl = frame(slices.select(["trace_id", "uid", "cat", "name", "pid", "tid", "ts_ns", "dur_ns", "end_ns", "external_id"]))
     sl = sl.filter((pl.col("trace_id") == 0) & pl.col("cat").is_in(list(OP_CATS)))
     ids = (
-        pl.from_arrow(events.select(["trace_id", "uid", "record_function_id"]))
+        frame(events.select(["trace_id", "uid", "record_function_id"]))
         .filter((pl.col("trace_id") == 0) & pl.col("record_function_id").is_not_null())
         .select(["uid", "record_function_id"])
     )
@@ -105,7 +104,7 @@ def _kineto_ops(events, slices):
 
 
 def _et_ops(nodes):
-    et = pl.from_arrow(nodes.select(["node_id", "name", "parent_id", "rf_id", "tid"]))
+    et = frame(nodes.select(["node_id", "name", "parent_id", "rf_id", "tid"]))
     return et.with_columns(pl.col("name").fill_null("").str.starts_with(_ET_SELF).alias("et_self"))
 
 
@@ -302,7 +301,7 @@ def link(et_nodes, events, slices, kernels, et_pid=None):
 
 def _attach(et_nodes, links, slices, kernels):
     """Add the Kineto columns to et_nodes and collect the kernels of each linked node."""
-    sl = pl.from_arrow(
+    sl = frame(
         slices.select(
             ["trace_id", "uid", "cat", "name", "pid", "tid", "ts_ns", "dur_ns", "end_ns", "parent_uid", "pre", "subtree_end"]
         )
@@ -339,7 +338,7 @@ def _attach(et_nodes, links, slices, kernels):
     node_of[li] = lk["node_id"].to_numpy()
     owner = nearest(parent, linked) if n else np.empty(0, np.int64)
 
-    k = pl.from_arrow(
+    k = frame(
         kernels.select(["trace_id", "uid", "cat", "name", "device", "stream", "correlation", "ts_ns", "dur_ns", "launch_uid"])
     )
     k = k.filter((pl.col("trace_id") == 0) & pl.col("launch_uid").is_not_null())
@@ -389,7 +388,7 @@ def _attach(et_nodes, links, slices, kernels):
         )
         .drop("_i")
     )
-    base = pl.from_arrow(et_nodes.select(["node_id"])).with_row_index("_row")  # the node's own columns stay Arrow
+    base = frame(et_nodes.select(["node_id"])).with_row_index("_row")  # the node's own columns stay Arrow
     out = base.join(per, on="node_id", how="left").sort("_row").drop("_row")
     cols = [et_nodes.column(name) for name in et_nodes.column_names]
     fields = list(et_nodes.schema)
@@ -402,7 +401,7 @@ def _attach(et_nodes, links, slices, kernels):
 def _parent_consistency(nodes, slices):
     """Share of linked nodes with a linked ET parent whose Kineto op is an ancestor of the node's
     Kineto op on the host tree (a check of the link that does not use the ids)."""
-    nd = pl.from_arrow(nodes.select(["node_id", "parent_id", "kineto_uid"]))
+    nd = frame(nodes.select(["node_id", "parent_id", "kineto_uid"]))
     pairs = (
         nd.filter(pl.col("kineto_uid").is_not_null())
         .join(nd.select([pl.col("node_id").alias("parent_id"), pl.col("kineto_uid").alias("p_uid")]), on="parent_id", how="inner")
@@ -410,7 +409,7 @@ def _parent_consistency(nodes, slices):
     )
     if pairs.height == 0:
         return None
-    sl = pl.from_arrow(slices.select(["trace_id", "uid", "pre", "subtree_end", "pid", "tid"])).filter(pl.col("trace_id") == 0)
+    sl = frame(slices.select(["trace_id", "uid", "pre", "subtree_end", "pid", "tid"])).filter(pl.col("trace_id") == 0)
     a = pairs.join(sl.select([pl.col("uid").alias("kineto_uid"), "pre"]), on="kineto_uid").join(
         sl.select([pl.col("uid").alias("p_uid"), pl.col("pre").alias("p_pre"), "subtree_end"]), on="p_uid"
     )

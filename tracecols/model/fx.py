@@ -15,6 +15,7 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
+from .frames import frame
 from .tree import lazy_events, nearest
 
 FILE_MARK = r"^## (.+\.py) ##$"
@@ -61,7 +62,7 @@ def fx_marks(slices, kernels=None):
         }
     ).with_columns(pl.when(pl.Series(di >= 0)).then(pl.col("fx_node")).alias("fx_node"))
     if kernels is not None and kernels.num_rows:
-        k = pl.from_arrow(kernels.select(["trace_id", "uid", "launch_uid"])).filter(pl.col("launch_uid").is_not_null())
+        k = frame(kernels.select(["trace_id", "uid", "launch_uid"])).filter(pl.col("launch_uid").is_not_null())
         kk = k.join(
             out.select(["trace_id", pl.col("uid").alias("launch_uid"), "fx_file", "fx_node"]),
             on=["trace_id", "launch_uid"],

@@ -19,6 +19,8 @@ A negative duration as written is taken as 0 in `dur_ns`, so that no sum of dura
 busy-time union ever counts it (`dur_raw_ns` keeps it; traces.warnings counts such events).
 """
 
+from typing import Any
+
 import numpy as np
 import polars as pl
 import pyarrow as pa
@@ -99,7 +101,7 @@ _CLASSES = [
 def classify_expr(name="name", cat="cat"):
     """polars expression: kernel_class from the name and category."""
     low = pl.col(name).fill_null("").str.to_lowercase()
-    expr = pl.when(low.str.contains(_CLASSES[0][1])).then(pl.lit("communication"))
+    expr: Any = pl.when(low.str.contains(_CLASSES[0][1])).then(pl.lit("communication"))  # Then, then ChainedThen
     expr = expr.when(pl.col(cat) == "gpu_memcpy").then(pl.lit("memcpy"))
     expr = expr.when(pl.col(cat) == "gpu_memset").then(pl.lit("memset"))
     for cls, pat in _CLASSES[1:]:

@@ -38,6 +38,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .categories import DEVICE_CATS
+from .frames import frame
 
 TOL_NS = 1000  # a child may outlast its parent by less than 1 µs (timestamp rounding)
 
@@ -245,7 +246,7 @@ def lazy_events(ev, columns):
     A LazyFrame (a scan of events.parquet) stays lazy: only the rows and columns asked for
     are ever read."""
     if isinstance(ev, pa.Table):
-        return pl.from_arrow(ev.select(columns)).lazy()
+        return frame(ev.select(columns)).lazy()
     return ev.lazy().select(columns)
 
 
