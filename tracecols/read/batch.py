@@ -97,10 +97,12 @@ def _finish(arr, kind):
 _LISTS = ("strlist", "intlist", "dims")
 
 
-def _text_as_list(v, kind):
-    """Whether pyarrow would take text in `v` as a list: it reads any sequence as one, so "ab"
-    would become ["a", "b"] and "" an empty list (in a shape list too)."""
-    return type(v) is str or (kind == "dims" and type(v) is list and any(type(x) is str for x in v))
+def _text_as_list(values, kind):
+    """Whether pyarrow would take text among `values` as a list: it reads any sequence as one, so
+    "ab" would become ["a", "b"] and "" an empty list. Inside a shape list only "" matters: any
+    other text fails as a number, and that failure already sends the group to the per-value path."""
+    types = set(map(type, values))
+    return str in types or (kind == "dims" and list in types and any("" in v for v in values if type(v) is list))
 
 
 def _fits(v, kind):
@@ -160,7 +162,7 @@ def _column(values, kind, spill, key):
     # column: the values are taken at once only when none is a decimal, so that where a value
     # lands never depends on the other values of its batch
     if (kind not in ("int", "id") or not any(isinstance(v, Decimal) for v in values)) and not (
-        kind in _LISTS and any(_text_as_list(v, kind) for v in values)
+        kind in _LISTS and _text_as_list(values, kind)
     ):
         try:
             return _finish(pa.array(values, _EXACT[kind]), kind)
@@ -221,7 +223,7 @@ def _convert(dicts, keys, table, spill, checked):
         fast, check = _struct(keys, table)
         for k in keys:
             kind = table[k][1]
-            if kind in _LISTS and any(_text_as_list(d.get(k), kind) for d in dicts):
+            if kind in _LISTS and _text_as_list([d.get(k) for d in dicts], kind):
                 raise TypeError(k)  # the per-value path spills it
         st = pa.array(dicts, type=fast)
         if check is not None and checked:
