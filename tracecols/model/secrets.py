@@ -293,7 +293,7 @@ class JsonTextRedactor:
             elif self.pending is not None:  # the value of a secret key
                 kind, self.pending, self.key = self.pending, None, None
                 if c in "}]":  # a key without a value
-                    self._close(c)
+                    self._close()
                     out.append(t)
                 elif c in "{[":
                     self.skip = 1
@@ -309,23 +309,23 @@ class JsonTextRedactor:
                 self.frames.append(_Frame() if c == "{" else None)
                 out.append(t)
             elif c in "}]":
-                self._close(c)
+                self._close()
                 out.append(t)
             elif c == '"' and _is_key(toks, i):
-                s = _decode(t) if "\\" in t else t[1:-1]
+                s = _text(t)
                 self.key = s
                 if s is not None and has_candidate(s):
                     self.pending = key_kind(s)
                 out.append(self._string(t, s))
             else:  # a value
-                s = (_decode(t) if "\\" in t else t[1:-1]) if c == '"' else None
+                s = _text(t) if c == '"' else None
                 key, self.key = self.key, None
                 frame = self.frames[-1]
                 if frame is None or key is None or not self._entry(frame, key.lower(), t, s, out):
                     out.append(t if c != '"' else self._string(t, s))
         return self._give()
 
-    def _close(self, c):
+    def _close(self):
         if len(self.frames) > 1:
             self.frames.pop()
         else:
@@ -426,6 +426,12 @@ def _is_key(toks, i):
     if j < len(toks) and toks[j][0].isspace():
         j += 1
     return j < len(toks) and toks[j] == ":"
+
+
+def _text(tok):
+    """A string token's text (None where it is not a valid JSON string): decoded only where it
+    holds an escape."""
+    return _decode(tok) if "\\" in tok else tok[1:-1]
 
 
 def _decode(tok):
