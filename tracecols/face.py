@@ -85,6 +85,17 @@ class Face:
         """One table or view as Arrow; a view is computed once, and views that read it read the result."""
         return self._engine.materialise(name)
 
+    def frame(self, name: str) -> pl.DataFrame:
+        """One table or view as a polars DataFrame, computed once as with `table`. The CLI and the
+        report read analyses this way: by name, never by a query of their own."""
+        from .model.frames import frame
+
+        if name not in self._engine.public:
+            from .errors import QueryError
+
+            raise QueryError(self.origin, f"no table or view named {name!r}; see .tables")
+        return frame(self.table(name))
+
     def analyses(self) -> tuple[dict[str, pa.Table], dict[str, float]]:
         """Every public view, computed: ({name: Arrow table}, {name: seconds}). The private
         helpers they read are computed once on the way (their seconds are listed too)."""

@@ -16,9 +16,12 @@ from .table import Col, frame_text, render, text
 
 
 def info(args):
+    import polars as pl
+
     t = open_trace(*expand(args.source), keep_secrets=args.keep_secrets)
     out = sys.stdout
     assumed = t.assumed_devices()
+    categories = t.frame("event_categories")
     for tr in t.sql("select * from traces order by trace_id").iter_rows(named=True):
         meta = json.loads(tr["metadata"]) if tr["metadata"] else {}
         out.write(f"file         {printable(tr['path'])}\n")
@@ -57,11 +60,7 @@ def info(args):
         if tr["warnings"]:
             for w in tr["warnings"]:
                 out.write(f"warning      {printable(w)}\n")
-        # a negative dur (counted in the warnings above) adds nothing, as in every other sum
-        cats = t.sql(f"""select coalesce(cat, '(none)') as cat, ph, count(*) as events,
-                                sum(greatest(dur_ns, 0))::BIGINT as total_dur_ns
-                         from events where trace_id = {tr["trace_id"]}
-                         group by all order by events desc""")
+        cats = categories.filter(pl.col("trace_id") == tr["trace_id"]).select("cat", "ph", "events", "total_dur_ns")
         cols = [
             Col("category", text, 60),
             Col("ph", text, 2),
