@@ -253,7 +253,7 @@ def test_cli_diff_by_device(tmp_path):
 
 
 def test_a_pct_of_peak_above_100_is_not_printed_as_a_number():
-    from tracecols.cli.diff import _pct_of_peak
+    from tracecols.cli.compare import _pct_of_peak
 
     assert [_pct_of_peak(v) for v in (184.1, 100.0, 50.04, None)] == [">peak?", "100.0%", "50.0%", "-"]
 

@@ -135,15 +135,21 @@ class Face:
         return pl.DataFrame(pl.from_arrow(path))
 
     def compare(
-        self, other: Face, kinds: tuple[str, ...] = ("kernel", "op", "callpath"), by_device: bool = False
+        self,
+        other: Face,
+        kinds: tuple[str, ...] = ("step", "kernel_class", "kernel", "op", "callpath"),
+        by_device: bool = False,
+        min_change_pct: float | None = None,
     ) -> dict[str, pl.DataFrame]:
-        """What changed from this trace (A) to `other` (B): {kind: comparison frame} by kernel,
-        op or call path (docs/diff.md). Kernels match by name over all devices, or by
-        (device, name) with `by_device`."""
+        """What changed from these traces (A) to `other`'s (B), and whether it is beyond noise:
+        {kind: comparison frame} for the step metrics, kernel classes, kernels, ops and call
+        paths (docs/diff.md). Kernels match by name over all devices, or by (device, name)
+        with `by_device`. Each row holds its per-step samples' test (`significant`: a rank
+        test's q-value below 0.05 and a shift of `min_change_pct` % of A or more, default 2)."""
         from .model.diff import diff
 
         a, b = self._diff_tables(), other._diff_tables()
-        return {k: diff(a, b, k, by_device) for k in kinds}
+        return {k: diff(a, b, k, by_device, min_change_pct) for k in kinds}
 
     def _diff_tables(self) -> dict[str, pl.DataFrame]:
         import polars as pl

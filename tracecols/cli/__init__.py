@@ -95,10 +95,10 @@ def _parser():
     flags.keep_secrets(s)
     s.set_defaults(func=fleet.export)
 
-    from . import augment, diff, link
+    from . import augment, compare, link
 
     link.register(sub)
-    diff.register(sub)
+    compare.register(sub)
     augment.register(sub)
     from . import analyze
 

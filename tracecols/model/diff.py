@@ -23,9 +23,11 @@ changes and sorts by the absolute change in GPU time (ties: host time, then the 
 import numpy as np
 import polars as pl
 
+from . import noise, steps
 from .tree import nearest
 
-KEYS = {"kernel": ["name"], "op": ["name"], "callpath": ["callpath"]}
+KEYS = {"kernel": ["name"], "kernel_class": ["kernel_class"], "op": ["name"], "callpath": ["callpath"]}
+KINDS = ("step",) + tuple(KEYS)
 KERNEL_BY_DEVICE = ["device", "name"]
 PATH_CATS = ("cpu_op", "user_annotation")
 SEP = " > "
@@ -201,7 +203,7 @@ def compare(a, b, keys, kind):
         pl.col("delta_host_ns").abs().alias("_abs_h"),
     )
     j = j.sort(["_abs", "_abs_h"] + keys, descending=[True, True] + [False] * len(keys), nulls_last=True)
-    if kind == "kernel":
+    if kind in ("kernel", "kernel_class"):
         j = j.drop("delta_host_ns")
     front = ["status"] + keys + ["delta_gpu_ns", "delta_gpu_pct", "delta_count"]
     front += ["delta_host_ns"] if "delta_host_ns" in j.columns else []
@@ -220,13 +222,27 @@ def _finish_kernel_pair(j):
     return out
 
 
-def diff(a_tables, b_tables, kind, by_device=False):
+def kernel_class_side(kernels):
+    """One row per kernel class (kernels.kernel_class; '(none)' for an unclassified event)."""
+    k = kernels.with_columns(pl.col("kernel_class").fill_null("(none)"))
+    return k.group_by("kernel_class").agg(
+        pl.len().cast(pl.Int64).alias("count"), pl.col("dur_ns").fill_null(0).sum().cast(pl.Int64).alias("gpu_ns")
+    )
+
+
+def diff(a_tables, b_tables, kind, by_device=False, min_change_pct=None):
     """a_tables/b_tables: dicts of polars frames ('slices', 'kernels', and 'kernel_perf' when
-    available). Returns the comparison frame for `kind` in ('kernel', 'op', 'callpath');
-    `by_device` keys kernels by (device, name) instead of name."""
+    available). Returns the comparison frame for `kind` in KINDS; `by_device` keys kernels by
+    (device, name) instead of name. Every row carries NOISE_COLUMNS: its per-step samples and
+    whether the change is beyond noise (`min_change_pct`: the smallest shift, in % of A's time
+    per step, that counts; default MIN_CHANGE_PCT)."""
+    if kind == "step":
+        return step_diff(a_tables, b_tables, min_change_pct)
     if kind == "kernel":
         sa = kernel_side(a_tables["kernels"], a_tables.get("kernel_perf"), by_device)
         sb = kernel_side(b_tables["kernels"], b_tables.get("kernel_perf"), by_device)
+    elif kind == "kernel_class":
+        sa, sb = kernel_class_side(a_tables["kernels"]), kernel_class_side(b_tables["kernels"])
     elif kind == "op":
         sa = op_side(a_tables["slices"], a_tables["kernels"])
         sb = op_side(b_tables["slices"], b_tables["kernels"])
@@ -235,4 +251,150 @@ def diff(a_tables, b_tables, kind, by_device=False):
         sb = callpath_side(b_tables["slices"], b_tables["kernels"])
     else:
         raise ValueError(f"unknown diff kind {kind!r}")
-    return compare(sa, sb, keys(kind, by_device), kind)
+    k = keys(kind, by_device)
+    frame = compare(sa, sb, k, kind)
+    noisy = with_noise(
+        frame,
+        k,
+        samples(a_tables, kind, by_device),
+        samples(b_tables, kind, by_device),
+        MIN_CHANGE_PCT if min_change_pct is None else min_change_pct,
+    )
+    return noisy
+
+
+# A change is beyond noise when the rank test's q-value is below Q_MAX and the shift is at
+# least MIN_CHANGE_PCT of A's time per step: two runs of one job differ by a steady 1-2 % that
+# their steps, tight within each run, call significant (tests/data/runs: base_a, base_b), and
+# a change smaller than that is not one a user can act on. `compare(..., min_change_pct=…)`.
+Q_MAX = 0.05
+MIN_CHANGE_PCT = 2.0
+NOISE_COLUMNS = [
+    "steps_a",
+    "steps_b",
+    "per_step_ns_a",
+    "per_step_ns_b",
+    "spread_ns_a",
+    "spread_ns_b",
+    "shift_ns",
+    "shift_pct",
+    "ci_low_ns",
+    "ci_high_ns",
+    "p_value",
+    "q_value",
+    "significant",
+]
+
+
+def samples(tables, kind, by_device=False):
+    """Per-step samples of one side: (frame of trace_id, step, key columns, `v` in ns; the
+    number of steps). See model/steps.py for which step an event belongs to."""
+    slices, kernels = tables["slices"], tables["kernels"]
+    w = steps.windows(slices)
+    if kind in ("kernel", "kernel_class"):
+        k = kernels.with_columns(pl.coalesce("launch_ts_ns", "ts_ns").alias("_ts"), pl.col("dur_ns").fill_null(0))
+        if kind == "kernel_class":
+            k = k.with_columns(pl.col("kernel_class").fill_null("(none)"))
+        k = steps.assign(k, w, "_ts")
+        by = keys(kind, by_device)
+        s = k.group_by(["trace_id", "step"] + by).agg(pl.col("dur_ns").sum().alias("v"))
+    else:
+        ops = _op_gpu(slices.filter(pl.col("cat") == "cpu_op"), kernels)
+        if kind == "callpath":
+            ops = ops.join(callpaths(slices), on=["trace_id", "uid"], how="left")
+        ops = steps.assign(ops, w, "ts_ns")
+        s = ops.group_by(["trace_id", "step"] + KEYS[kind]).agg(pl.col("_gpu").sum().alias("v"))
+    return s.filter(pl.col("step").is_not_null()), w.height
+
+
+def _values(side, key_cols):
+    return {tuple(r[:-1]): r[-1] for r in side.group_by(key_cols).agg(pl.col("v")).iter_rows()}
+
+
+def _robust_spread(x):
+    """1.4826 × the median absolute deviation: the standard deviation where the samples are
+    normal, untouched by a few outlying steps."""
+    return float(1.4826 * np.median(np.abs(x - np.median(x)))) if len(x) else None
+
+
+def with_noise(frame, keys_, a, b, min_change_pct=MIN_CHANGE_PCT):
+    """`frame` (a comparison) with NOISE_COLUMNS from the per-step samples `a` and `b` (each as
+    returned by `samples`): a key absent from a step counts 0 ns in it."""
+    (sa, na), (sb, nb) = a, b
+    va, vb = _values(sa, keys_), _values(sb, keys_)
+    rows = []
+    for key in frame.select(keys_).iter_rows():
+        xa = np.zeros(na)
+        xb = np.zeros(nb)
+        got_a, got_b = va.get(key, []), vb.get(key, [])
+        xa[: len(got_a)] = got_a
+        xb[: len(got_b)] = got_b
+        p = noise.mann_whitney(xa, xb)
+        shift, lo, hi = noise.hodges_lehmann(xa, xb)
+        per_a = float(xa.mean()) if na else None
+        rows.append(
+            (
+                na,
+                nb,
+                per_a,
+                float(xb.mean()) if nb else None,
+                _robust_spread(xa),
+                _robust_spread(xb),
+                shift,
+                100.0 * shift / per_a if per_a else None,
+                lo,
+                hi,
+                p,
+            )
+        )
+    cols = NOISE_COLUMNS[:-2]
+    extra = pl.DataFrame(rows, schema=dict(zip(cols, [pl.Int64, pl.Int64] + [pl.Float64] * 9)), orient="row")
+    q = noise.benjamini_hochberg(extra["p_value"].to_list())
+    extra = extra.with_columns(pl.Series("q_value", q, pl.Float64))
+    big = pl.col("shift_ns").abs() >= min_change_pct / 100.0 * pl.col("per_step_ns_a").abs()
+    extra = extra.with_columns(
+        pl.when(pl.col("q_value").is_null()).then(None).otherwise((pl.col("q_value") < Q_MAX) & big).alias("significant")
+    )
+    return pl.concat([frame, extra], how="horizontal")
+
+
+STEP_METRICS = ("step_time", "gpu_busy", "gpu_idle")
+
+
+def step_samples(tables):
+    """Per-step samples of the step metrics: (frame of trace_id, step, metric, v in ns; the
+    number of steps). step_time: the step's host duration; gpu_busy: the time its device events
+    (those its calls launched) kept a device busy, a union per device added over devices;
+    gpu_idle: step_time x the devices that ran in the trace, less gpu_busy (0 at least)."""
+    w = steps.windows(tables["slices"])
+    k = steps.assign(
+        tables["kernels"].with_columns(pl.coalesce("launch_ts_ns", "ts_ns").alias("_ts")).filter(pl.col("ts_ns").is_not_null()),
+        w,
+        "_ts",
+    ).filter(pl.col("step").is_not_null())
+    grp = ["trace_id", "step", "device"]
+    k = k.sort(grp + ["ts_ns"]).with_columns(pl.col("end_ns").cum_max().shift(1).over(grp).alias("_prev"))
+    covered = (pl.col("end_ns") - pl.max_horizontal("ts_ns", pl.col("_prev").fill_null(pl.col("ts_ns")))).clip(0)
+    busy = k.group_by("trace_id", "step").agg(covered.sum().alias("busy"))
+    ndev = tables["kernels"].group_by("trace_id").agg(pl.col("device").n_unique().alias("ndev"))
+    s = (
+        w.join(busy, on=["trace_id", "step"], how="left")
+        .join(ndev, on="trace_id", how="left")
+        .with_columns(pl.col("busy").fill_null(0), pl.col("ndev").fill_null(0))
+        .select(
+            "trace_id",
+            "step",
+            pl.col("dur_ns").cast(pl.Float64).alias("step_time"),
+            pl.col("busy").cast(pl.Float64).alias("gpu_busy"),
+            (pl.col("dur_ns") * pl.col("ndev") - pl.col("busy")).clip(0).cast(pl.Float64).alias("gpu_idle"),
+        )
+    )
+    long = s.unpivot(index=["trace_id", "step"], on=list(STEP_METRICS), variable_name="metric", value_name="v")
+    return long, w.height
+
+
+def step_diff(a_tables, b_tables, min_change_pct=None):
+    """The step metrics of A and B, one row each, with NOISE_COLUMNS (see `diff`)."""
+    sa, sb = step_samples(a_tables), step_samples(b_tables)
+    frame = pl.DataFrame({"status": ["both"] * len(STEP_METRICS), "metric": list(STEP_METRICS)})
+    return with_noise(frame, ["metric"], sa, sb, MIN_CHANGE_PCT if min_change_pct is None else min_change_pct)

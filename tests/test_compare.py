@@ -1,0 +1,187 @@
+"""`compare` on real runs (tests/data/runs, recorded on an H200 by its make.py): a run against
+another sample of itself, a run with one kernel family made 10 % slower, a library change that
+renames every GEMM kernel, and the CI gate over them. The expected changes are what was done to
+the files, measured here from the JSON; the code under test only reports them."""
+
+import gzip
+import json
+import re
+
+import polars as pl
+import pytest
+
+import tracecols
+from tracecols.cli import main
+
+RUNS = __import__("pathlib").Path(__file__).parent / "data" / "runs"
+GEMM = re.compile(r"gemm", re.IGNORECASE)  # every GEMM kernel of these traces names itself so
+
+
+def _load(name):
+    with gzip.open(RUNS / f"{name}.pt.trace.json.gz", "rt") as f:
+        return json.load(f)
+
+
+def _steps(doc):
+    return sorted(
+        (e["ts"], e["ts"] + e["dur"])
+        for e in doc["traceEvents"]
+        if e.get("ph") == "X" and re.fullmatch(r"ProfilerStep#\d+", e.get("name", "")) and e.get("cat") == "user_annotation"
+    )
+
+
+def _cut(doc, keep):
+    """A copy with the events whose start `keep` accepts (and every metadata event): the steps
+    of make.py end with a synchronize, so a step's device work lies inside its host range."""
+    out = dict(doc)
+    out["traceEvents"] = [e for e in doc["traceEvents"] if e.get("ph") == "M" or "ts" not in e or keep(e["ts"])]
+    return out
+
+
+def _slowed(doc, factor=1.1):
+    """A copy whose GEMM kernels last `factor` times longer. Each stream runs one thing at a time,
+    so the device work after a longer kernel (kernels, copies, memsets) starts when the one
+    before it ends, if that is later: the delay lasts until an idle gap absorbs it."""
+    out = json.loads(json.dumps(doc))
+    work = sorted(
+        (e for e in out["traceEvents"] if e.get("ph") == "X" and e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")),
+        key=lambda e: (e["args"]["stream"], e["ts"]),
+    )
+    stream, free_at = None, 0.0
+    for e in work:
+        if e["args"]["stream"] != stream:
+            stream, free_at = e["args"]["stream"], 0.0
+        e["ts"] = max(e["ts"], free_at)
+        if GEMM.search(e["name"]):
+            e["dur"] = round(e["dur"] * factor, 3)  # whole ns, as the profiler writes them
+        free_at = round(e["ts"] + e["dur"], 3)
+    return out
+
+
+def _gemm_per_step(doc, keep):
+    """ns of GEMM kernels per step among the kernels whose start `keep` accepts (12 steps)."""
+    gemms = [e for e in doc["traceEvents"] if e.get("cat") == "kernel" and GEMM.search(e["name"]) and keep(e["ts"])]
+    return sum(e["dur"] * 1000 for e in gemms) / 12
+
+
+def _write(doc, path):
+    path.write_text(json.dumps(doc))
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def halves(tmp_path_factory):
+    """Steps 1-12 of base_a (A), steps 13-24 (B), and steps 13-24 with GEMMs 10 % slower (B'):
+    each step of make.py ends with a synchronize, so a step's device work lies inside its host
+    range and a cut between steps splits nothing."""
+    d = tmp_path_factory.mktemp("halves")
+    doc = _load("base_a")
+    steps = _steps(doc)
+    assert len(steps) == 24
+    cut = steps[12][0]
+    slow = _slowed(_cut(doc, lambda ts: ts >= cut))
+    return {
+        "a": _write(_cut(doc, lambda ts: ts < cut), d / "a.json"),
+        "b": _write(_cut(doc, lambda ts: ts >= cut), d / "b.json"),
+        "slow": _write(slow, d / "slow.json"),
+        "gemm_a": _gemm_per_step(doc, lambda ts: ts < cut),
+        "gemm_slow_b": _gemm_per_step(slow, lambda ts: ts >= cut),
+    }
+
+
+def _compare(a, b):
+    return tracecols.open(a).compare(tracecols.open(b))
+
+
+def test_a_run_against_other_steps_of_itself_changes_nothing(halves):
+    res = _compare(halves["a"], halves["b"])
+    assert res["step"]["steps_a"].to_list() == [12] * 3 and res["step"]["steps_b"].to_list() == [12] * 3
+    for kind, f in res.items():
+        assert f["significant"].fill_null(False).sum() == 0, (kind, f.filter(pl.col("significant")))
+
+
+def test_a_slowed_kernel_family_is_found_with_its_size_and_nothing_else(halves):
+    res = _compare(halves["a"], halves["slow"])
+    classes = res["kernel_class"]
+    gemm = classes.filter(pl.col("kernel_class") == "gemm").row(0, named=True)
+    assert gemm["significant"] is True
+    # the GEMM time a step gained, from the files' durations: the estimate is within 1 % of it
+    want = halves["gemm_slow_b"] - halves["gemm_a"]
+    assert gemm["shift_ns"] == pytest.approx(want, rel=0.01)
+    assert gemm["shift_pct"] == pytest.approx(10.0, abs=1.0)
+    assert classes.filter(pl.col("significant") & (pl.col("kernel_class") != "gemm")).height == 0
+    # the ops whose own kernels are GEMMs, and only they
+    ops = res["op"].filter(pl.col("significant"))
+    assert set(ops["name"]) == {"aten::mm", "aten::addmm"}
+    assert ops["shift_pct"].to_list() == [pytest.approx(10.0, abs=1.0)] * 2
+    kernels = res["kernel"].filter(pl.col("significant"))
+    assert kernels.height and all(GEMM.search(n) for n in kernels["name"])
+    # the host did not change: the step time is not beyond noise
+    step = res["step"].filter(pl.col("metric") == "step_time").row(0, named=True)
+    assert step["significant"] is False
+
+
+def test_a_second_run_of_the_same_job_differs_on_the_host_only():
+    """base_b is the same job in a second profiler session whose host ran slower (its steps take
+    9.8 ms against 7.5, with the same device work): the step time and idle time move beyond
+    noise, the device busy time does not, and what else moves is below 0.5 % of a step (the
+    AdamW kernels and a memset, by 0.4-1.4 µs a step: real, and tiny)."""
+    res = _compare(str(RUNS / "base_a.pt.trace.json.gz"), str(RUNS / "base_b.pt.trace.json.gz"))
+    step = {r["metric"]: r for r in res["step"].iter_rows(named=True)}
+    assert step["step_time"]["significant"] and step["step_time"]["shift_pct"] > 10
+    assert step["gpu_idle"]["significant"]
+    assert step["gpu_busy"]["significant"] is False
+    for kind in ("kernel_class", "kernel", "op", "callpath"):
+        moved = res[kind].filter(pl.col("significant"))
+        assert (moved["shift_ns"].abs() < 0.005 * step["step_time"]["per_step_ns_a"]).all(), kind
+
+
+def test_ops_pair_across_renamed_kernels():
+    """TF32 GEMMs are other kernels (sm90 tf32 names instead of sm80 f32 ones): no GEMM kernel is
+    in both runs, yet aten::mm and aten::addmm pair and show the change."""
+    res = _compare(str(RUNS / "base_a.pt.trace.json.gz"), str(RUNS / "tf32.pt.trace.json.gz"))
+    k = res["kernel"]
+    assert k.filter(pl.col("name").str.contains("(?i)gemm") & (pl.col("status") == "both")).height == 0
+    ops = res["op"].filter(pl.col("name").is_in(["aten::mm", "aten::addmm"]))
+    assert ops["status"].to_list() == ["both", "both"]
+    assert ops["significant"].to_list() == [True, True]
+    assert (ops["shift_pct"] < -50).all()
+
+
+def _cli(*argv):
+    import contextlib
+    import io
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        code = main([str(a) for a in argv])
+    return code, out.getvalue()
+
+
+RULES = ["--fail-if", "step_time:+3%", "--fail-if", "kernel_class:gemm:+5%", "--fail-if", "op:aten::mm:+5%"]
+
+
+def test_the_gate_fails_on_the_slowed_pair_and_passes_the_unchanged_one(halves):
+    code, out = _cli("compare", halves["a"], halves["slow"], *RULES)
+    assert code == 1
+    breaches = [line for line in out.splitlines() if line.startswith("BREACH")]
+    assert len(breaches) == 2
+    assert any("kernel_class:gemm:+5%" in b for b in breaches) and any("op:aten::mm:+5%" in b for b in breaches)
+    code, out = _cli("diff", halves["a"], halves["b"], *RULES)  # the old name runs the same command
+    assert code == 0 and "no breach" in out
+
+
+def test_a_bad_rule_is_one_line_and_exit_2(halves, capsys):
+    code = main(["compare", halves["a"], halves["b"], "--fail-if", "op:aten::mm:5"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "--fail-if" in err and "+N%" in err
+
+
+def test_json_output_holds_every_comparison(halves):
+    code, out = _cli("compare", halves["a"], halves["slow"], "--format", "json", "--fail-if", "kernel_class:gemm:+5%")
+    doc = json.loads(out)
+    assert code == 1
+    assert set(doc["comparisons"]) == {"step", "kernel_class", "kernel", "op", "callpath"}
+    assert [b["key"] for b in doc["breaches"]] == ["gemm"]
+    gemm = next(r for r in doc["comparisons"]["kernel_class"] if r["kernel_class"] == "gemm")
+    assert gemm["significant"] is True
