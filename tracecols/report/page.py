@@ -1,13 +1,18 @@
 """What every section of the report shares: the source, its traces and how the page names them,
 and the sections drawn so far."""
 
+from typing import TYPE_CHECKING
+
 from . import section_data
 from .labels import html_text as _e
 from .labels import trace_labels
 
+if TYPE_CHECKING:
+    from ..face import Face
+
 
 class Page:
-    def __init__(self, src, is_lake: bool) -> None:
+    def __init__(self, src: "Face", is_lake: bool) -> None:
         self.src, self.lake, self.names = src, is_lake, set(src.tables)
         self.sections: list[str] = []
         self.traces = section_data.traces(src) if "traces" in self.names else []
