@@ -169,6 +169,35 @@ def hbars(
     return figure(cid, title, reading, _svg(w, h, "".join(b)), legend=legend, note=note)
 
 
+def _series_marks(series, kind, sx, sy, ok) -> list[str]:
+    """The data marks of `xy`: one step polyline per series (kind="step"), else a circle per
+    point (with its hover text when the point has one); sx, sy map a value to px, ok keeps a
+    point a log axis can show."""
+    out: list[str] = []
+    for s in series:
+        c = s["color"]
+        if kind == "step":
+            steps: list[str] = []
+            prev = None
+            for x, y in s["points"]:
+                if prev is not None:
+                    steps.append(f"{sx(x):.1f},{sy(prev):.1f}")
+                steps.append(f"{sx(x):.1f},{sy(y):.1f}")
+                prev = y
+            if steps:
+                out.append(
+                    f'<polyline class="mark" points="{" ".join(steps)}" stroke="{c}" fill="none">'
+                    f"<title>{_e(s['name'])}</title></polyline>"
+                )
+        else:
+            for pt in s["points"]:
+                if not ok(pt):
+                    continue
+                tip = f" <title>{_e(pt[2])}</title>" if len(pt) > 2 else ""
+                out.append(f'<circle class="mark" cx="{sx(pt[0]):.1f}" cy="{sy(pt[1]):.1f}" r="3.2" fill="{c}">{tip}</circle>')
+    return out
+
+
 def xy(
     cid,
     title,
@@ -247,27 +276,7 @@ def xy(
         p = " ".join(f"{sx(x):.1f},{sy(y):.1f}" for x, y in ln["points"] if ok((x, y)))
         dash = ' stroke-dasharray="6 4"' if ln.get("dash") else ""
         b.append(f'<polyline class="ref" points="{p}" stroke="{ln["color"]}"{dash}><title>{_e(ln["name"])}</title></polyline>')
-    for s in series:
-        c = s["color"]
-        if kind == "step":
-            steps: list[str] = []
-            prev = None
-            for x, y in s["points"]:
-                if prev is not None:
-                    steps.append(f"{sx(x):.1f},{sy(prev):.1f}")
-                steps.append(f"{sx(x):.1f},{sy(y):.1f}")
-                prev = y
-            if steps:
-                b.append(
-                    f'<polyline class="mark" points="{" ".join(steps)}" stroke="{c}" fill="none">'
-                    f"<title>{_e(s['name'])}</title></polyline>"
-                )
-        else:
-            for pt in s["points"]:
-                if not ok(pt):
-                    continue
-                tip = f" <title>{_e(pt[2])}</title>" if len(pt) > 2 else ""
-                b.append(f'<circle class="mark" cx="{sx(pt[0]):.1f}" cy="{sy(pt[1]):.1f}" r="3.2" fill="{c}">{tip}</circle>')
+    b += _series_marks(series, kind, sx, sy, ok)
     b.append("</g>")
     b.append(
         f'<line class="axis" x1="{ml}" x2="{ml}" y1="{MT}" y2="{MT + ph}"/>'

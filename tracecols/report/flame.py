@@ -36,9 +36,9 @@ def folded(src, trace_id: int, metric: str = "self_cpu") -> list[tuple[str, int]
     `;` from the root down (control characters escaped: a line is one stack), sorted by stack;
     the metric's ns rounded to the nearest µs (halves
     up), stacks that round to 0 left out."""
-    col = METRICS[metric]
-    rows = src.sql(f"""SELECT trace_id, node, parent, frame, {col} FROM stacks
-        WHERE trace_id = {int(trace_id)} ORDER BY frames""").rows()
+    import polars as pl
+
+    rows = _tree(src.frame("stacks").filter(pl.col("trace_id") == int(trace_id)), METRICS[metric])
     # Building the text in Python takes half the time of a recursive query in DuckDB on the
     # SGLang capture trace (34k paths, 44 frames deep). Python orders str by code point, which
     # is the byte order of UTF-8 text: the order DuckDB's ORDER BY gives.
@@ -56,12 +56,18 @@ def frame_paths(src, column: str, depth: int) -> list[tuple[tuple[str, ...], int
     above 0: its first `depth` frames from the root down (a deeper path's value counts at its
     ancestor at the cut), the input of `rects`. Paths with the same frames in different traces
     are separate entries, which `rects` merges."""
-    rows = src.sql(f"SELECT trace_id, node, parent, frame, {column} FROM stacks ORDER BY frames").rows()
+    rows = _tree(src.frame("stacks"), column)
     return [
         (frames, v)
         for frames, v in _walk(rows, lambda up, frame: (frame,) if up is None else up + (frame,) if len(up) < depth else up)
         if v and v > 0
     ]
+
+
+def _tree(stacks, column: str) -> list[tuple]:
+    """The rows of `stacks` (a polars frame of the view) as (trace_id, node, parent, frame, value),
+    each parent before its children (by number of frames)."""
+    return stacks.sort("frames", maintain_order=True).select("trace_id", "node", "parent", "frame", column).rows()
 
 
 def _walk(rows: Iterable[tuple], grow: Callable) -> list[tuple]:

@@ -30,8 +30,10 @@ def graph_notes(trace):
     where capture traces were given but some replays did not match them)."""
     if "graph_replay_share" not in trace.tables:
         return []
+    from .section_data import graph_replays_unmatched
+
     lines = []
-    for r in trace.sql("SELECT * FROM graph_replay_share WHERE unmatched > 0 ORDER BY trace_id").iter_rows(named=True):
+    for r in graph_replays_unmatched(trace):
         lines.append(
             f"note: {r['unmatched_pct']:.1f}% of GPU busy time (trace {r['trace_id']}) is in "
             f"{r['unmatched']} of {r['launches']} graph replays with no captured ops known; it shows as "
