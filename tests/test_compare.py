@@ -185,3 +185,16 @@ def test_json_output_holds_every_comparison(halves):
     assert [b["key"] for b in doc["breaches"]] == ["gemm"]
     gemm = next(r for r in doc["comparisons"]["kernel_class"] if r["kernel_class"] == "gemm")
     assert gemm["significant"] is True
+
+
+def test_html_page_of_a_comparison(halves, tmp_path):
+    out = tmp_path / "cmp.html"
+    code, text = _cli("compare", halves["a"], halves["slow"], "--html", out)
+    assert code == 0 and f"wrote {out}" in text
+    page = out.read_text()
+    # the steps, the changes beyond noise, then each comparison; the slowed class is listed as beyond noise
+    assert page.index('id="steps"') < page.index('id="beyond-noise"') < page.index('id="cmp-kernel_class"')
+    beyond = page[page.index('id="beyond-noise"') : page.index('id="cmp-kernel_class"')]
+    assert '<td class="name" title="gemm">gemm</td>' in beyond
+    assert '<td class="name" title="aten::mm">aten::mm</td>' in beyond
+    assert "<script src" not in page and "http://" not in page.split("<body>")[1]

@@ -208,7 +208,7 @@ def compare(args):
 
     rules = gate.rules(args.fail_if)
     kinds: tuple[str, ...]
-    if args.output or args.format == "json":
+    if args.output or args.format == "json" or args.html:
         kinds = KINDS
     else:
         kinds = tuple(dict.fromkeys(("step", "kernel_class", "op", "kernel", args.by)))
@@ -229,6 +229,12 @@ def compare(args):
             )
         if rules and not breaches:
             out.write(f"gate: {len(rules)} rule(s), no breach\n")
+    if args.html:
+        from ..report import comparison
+
+        path = comparison.save(res, str(args.a), str(args.b), args.html)
+        if args.format != "json":
+            out.write(f"wrote {printable(path)}\n")
     if args.output:
         tables = {FILES[k]: res[k].to_arrow() for k in KINDS}
         parquet.write_dir(args.output, tables, parquet.manifest(tables, layout="diff", a=str(args.a), b=str(args.b)))
@@ -300,6 +306,7 @@ def register(sub):
     )
     s.add_argument("--format", choices=("table", "json"), default="table", help="table (default) or json")
     s.add_argument("-o", "--output", help="write every comparison as Parquet into this directory")
+    s.add_argument("--html", metavar="OUT.html", help="write the comparison as an HTML page (self-contained)")
     s.add_argument("--top", type=int, default=30, help="rows shown on screen (default 30)")
     s.add_argument(
         "--capture",

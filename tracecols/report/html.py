@@ -33,13 +33,18 @@ def render(src, title: str | None = None) -> str:
         f"{'lake of ' + str(n) + ' traces' if is_lake else 'trace'} {origin} · tracecols {__version__} · "
         f"{datetime.datetime.now().strftime('%Y-%m-%d %H:%M')}"
     )
+    return document(title, sub, page.sections)
+
+
+def document(title: str, sub: str, sections: list[str]) -> str:
+    """One self-contained page: the report's head, style and script around `sections`."""
     return (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{_e(title)}</title><script>{HEAD_JS}</script><style>{CSS}</style></head><body>"
         f"<header><h1>{_e(title)}</h1><p>{_e(sub)}</p></header><main>"
-        + "".join(page.sections)
+        + "".join(sections)
         + f'</main><div id="tc-check"></div><script>{JS}</script></body></html>'
     )
 
@@ -54,9 +59,14 @@ def write(source, out_path, title: str | None = None, capture=None) -> str:
 
 def save(src, out_path, title: str | None = None) -> str:
     """Render the report of an open Trace or Lake and write it atomically; returns the path."""
+    return save_html(render(src, title=title), out_path)
+
+
+def save_html(text: str, out_path) -> str:
+    """Write a rendered page atomically; returns the path."""
     from ..store.atomic import atomic_output
 
     out_path = os.path.abspath(str(out_path))
     with atomic_output(out_path) as f:
-        f.write(render(src, title=title).encode("utf-8"))
+        f.write(text.encode("utf-8"))
     return out_path
