@@ -212,3 +212,18 @@ def test_secrets_redacted_unless_kept(tmp_path):
     text = out.read_text()
     assert HF not in text and "argsecretplant8" not in text
     json.loads(text)
+
+
+def test_lake_merges_as_its_traces(tmp_path):
+    """A lake of three ranks is merged from its Parquet as the three files are from theirs."""
+    from tracecols.fleet.ingest import ingest_lake
+
+    files = sorted(DLRM.glob("*.pt.trace.json"))[:3]
+    lake = tmp_path / "lake"
+    assert ingest_lake([str(f) for f in files], str(lake), jobs=1).ok
+    a, b = tmp_path / "lake.json", tmp_path / "files.json"
+    assert run("merge", lake, "-o", a).returncode == 0
+    assert run("merge", *files, "-o", b).returncode == 0
+    from_lake, from_files = _load(a), _load(b)
+    assert from_lake["traceEvents"] == from_files["traceEvents"]
+    assert [x["rank"] for x in from_lake["tracecols_merge"]["ranks"]] == [0, 1, 2]
