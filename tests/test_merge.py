@@ -183,9 +183,14 @@ def _flows(events, offset):
 def test_errors_are_one_line_and_leave_nothing(tmp_path):
     out = tmp_path / "job.json.gz"
     r = run("merge", DLRM, "-o", out, "--align", "base-time")
-    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "baseTimeNanoseconds" in r.stderr
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "--align: unsupported: base-time" in r.stderr
     r = run("merge", DLRM, "-o", out, "--overlay", "nonsense")
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "nonsense" in r.stderr
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    r = run("merge", empty, "-o", out)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "holds no trace" in r.stderr
+    empty.rmdir()
     blocker = tmp_path / "file"
     blocker.write_text("x")
     r = run("merge", DLRM, "-o", blocker / "job.json")

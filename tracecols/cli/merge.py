@@ -7,8 +7,9 @@ import argparse
 import os
 import sys
 
+from ..errors import SourceIOError
 from ..fleet.discover import discover
-from ..fleet.merge import ALIGN, OVERLAYS, merge
+from ..fleet.merge import ALIGN, OVERLAYS, check_overlays, merge
 from ..printable import MESSAGE, printable
 from ..store.parquet import read_manifest
 from ..trace import open_any
@@ -22,6 +23,8 @@ def _open(items: list[str], keep_secrets: bool):  # -> Trace | Lake
     if len(paths) == 1 and os.path.isdir(paths[0]) and read_manifest(paths[0]) is not None:
         return open_any(paths[0], keep_secrets=keep_secrets)
     files, _skipped = discover(paths)
+    if not files:
+        raise SourceIOError(" ".join(items), "holds no trace file to merge")
     return open_any(*files, keep_secrets=keep_secrets)
 
 
@@ -30,8 +33,10 @@ def _overlays(text: str | None) -> tuple[str, ...]:
 
 
 def run(args: argparse.Namespace) -> int:
+    overlays = _overlays(args.overlay)
+    check_overlays(overlays)
     t = _open(args.sources, args.keep_secrets)
-    done = merge(t, args.output, align=args.align, overlays=_overlays(args.overlay), keep_secrets=args.keep_secrets)
+    done = merge(t, args.output, align=args.align, overlays=overlays, keep_secrets=args.keep_secrets)
     if not args.quiet:
         print(printable(f"tracecols: clocks aligned by {done.alignment.rule}: {done.alignment.words}", MESSAGE), file=sys.stderr)
         shifted = [p for p in done.ranks if p.offset_ns]

@@ -169,21 +169,22 @@ def _processes(t: Tables, plans: list[RankPlan]) -> None:
 
 def _align(t: Tables, plans: list[RankPlan], align: str) -> Alignment:
     if align not in ALIGN:
-        raise Unsupported(t.origin, f"--align {align!r}: expected one of {', '.join(ALIGN)}")
+        raise Unsupported("--align", f"{align!r}: expected one of {', '.join(ALIGN)}")
     if align in ("auto", "base-time") and all(p.base_time_ns is not None for p in plans):
         first = min(int(p.base_time_ns or 0) for p in plans)
         for p in plans:
             p.offset_ns = int(p.base_time_ns or 0) - first
         return Alignment("baseTimeNanoseconds", "each trace's times shifted by its baseTimeNanoseconds onto the earliest")
     if align == "base-time":
-        missing = ", ".join(p.label for p in plans if p.base_time_ns is None)
-        raise Unsupported(t.origin, f"--align base-time: no baseTimeNanoseconds in the metadata of {missing}")
+        missing = [p.label for p in plans if p.base_time_ns is None]
+        some = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+        raise Unsupported("--align", f"base-time: no baseTimeNanoseconds in the metadata of {some}")
     if align in ("auto", "collective"):
         found = _first_common_collective(t, plans)
         if found is not None:
             return found
         if align == "collective":
-            raise Unsupported(t.origin, "--align collective: no collective call was found on every trace")
+            raise Unsupported("--align", "collective: no collective call was found on every trace")
     return Alignment("none", "times as the traces wrote them")
 
 
@@ -385,6 +386,13 @@ def _header(t: Tables, plans: list[RankPlan], alignment: Alignment, overlays: tu
     return head
 
 
+def check_overlays(overlays: tuple[str, ...]) -> None:
+    """Unsupported for a name that is no overlay (before any trace is read)."""
+    bad = [o for o in overlays if o not in OVERLAYS]
+    if bad:
+        raise Unsupported("--overlay", f"{bad[0]!r}: expected some of {', '.join(OVERLAYS)}")
+
+
 def merge(
     t: Tables,
     out: str | os.PathLike[str],
@@ -397,9 +405,7 @@ def merge(
     docstring for the processes, ids, clocks and overlays. Secrets are redacted unless
     `keep_secrets`: `t`'s rows are when it was opened so; where it was opened keeping them,
     the written text goes through the redactor (model/secrets.py)."""
-    bad = [o for o in overlays if o not in OVERLAYS]
-    if bad:
-        raise Unsupported(t.origin, f"--overlay {bad[0]!r}: expected some of {', '.join(OVERLAYS)}")
+    check_overlays(overlays)
     plans = _plans(t)
     _processes(t, plans)
     alignment = _align(t, plans, align)
