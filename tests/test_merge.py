@@ -114,6 +114,18 @@ def test_dlrm_reads_back_with_tracecols(dlrm):
         n, start, end = _span(orig["traceEvents"])
         assert rows[rank][1:] == (n, start + offsets[rank], end + offsets[rank])
     assert t.sql("SELECT world_size FROM traces").item() == 8
+    # correlations renumbered per rank: each device event links to a launch of its own rank,
+    # as many as in the original (a device event whose correlation a runtime call there has)
+    links = t.sql("""SELECT json_extract_string(e.args, '$.rank')::INTEGER AS r, count(k.launch_uid) AS linked,
+                            count(*) FILTER (WHERE json_extract_string(l.args, '$.rank')::INTEGER <> r) AS other
+                     FROM kernels k JOIN events e ON e.uid = k.uid LEFT JOIN events l ON l.uid = k.launch_uid
+                     GROUP BY 1 ORDER BY 1""").rows()
+    for p in sorted(DLRM.glob("*.pt.trace.json")):
+        ev = _load(p)["traceEvents"]
+        rank = _load(p)["distributedInfo"]["rank"]
+        launches = {e["args"]["correlation"] for e in ev if e.get("cat") == "cuda_runtime" and "correlation" in e["args"]}
+        device = [e for e in ev if e.get("ph") == "X" and e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")]
+        assert links[rank] == (rank, sum(e["args"].get("correlation") in launches for e in device), 0)
 
 
 def test_dlrm_overlays(dlrm):

@@ -13,8 +13,9 @@ query interface, face.Face); each one's events are read a page at a time from it
 - Each event copied keeps everything it had, and gets `"rank": R` in its args (where it has
   no `rank` of its own): reading the file back, its events are its rank's by args as well as
   by process name.
-- Flow and async ids (`id`) are renumbered per (trace, category, id): two ranks' flows never
-  join.
+- Flow and async ids (`id`) and the `correlation` of launches and device events are
+  renumbered per trace: two ranks' flows never join, and read back, each kernel links to its
+  own rank's launch.
 - Clocks (`align`): 'base-time' shifts each trace by its `baseTimeNanoseconds` (its times are
   relative to it) onto the earliest one's; 'collective' shifts each trace so that the end of
   the first collective every trace ran (collective_skew with as many ranks as traces, the
@@ -221,18 +222,19 @@ def _columns(t: Tables) -> str:
 
 
 class _Ids:
-    """New flow / async ids: one per (category, id) of the trace in hand (`seen` is emptied
-    between traces), from one counter, so that no two traces share one."""
+    """New flow / async ids and correlations: one per value of the trace in hand (`seen` is
+    emptied between traces), from one counter, so that no two traces share one. Keyed by the
+    value alone, a launch's correlation and its ac2g flow (Kineto gives both the same number)
+    stay equal, and flows of two categories that shared a number still differ by category."""
 
     def __init__(self) -> None:
         self.next = 1
-        self.seen: dict[tuple[Any, Any], int] = {}
+        self.seen: dict[Any, int] = {}
 
-    def new(self, cat: Any, old: Any) -> int:
-        key = (cat, old)
-        got = self.seen.get(key)
+    def new(self, old: Any) -> int:
+        got = self.seen.get(old)
         if got is None:
-            got = self.seen[key] = self.next
+            got = self.seen[old] = self.next
             self.next += 1
         return got
 
@@ -262,10 +264,12 @@ def _event(row: dict[str, Any], p: RankPlan, ids: _Ids) -> dict[str, Any]:
     if row["ts_ns"] is not None:
         e["ts"] = us(row["ts_ns"] + p.offset_ns)
     if "id" in e:
-        e["id"] = ids.new(row["cat_raw"], e["id"])
+        e["id"] = ids.new(e["id"])
     args = e.get("args")
     if not isinstance(args, dict):
         args = e["args"] = {}
+    if row["correlation"] is not None:
+        args["correlation"] = ids.new(row["correlation"])
     if e.get("ph") == "M":
         if e.get("name") == "process_name":
             args["name"] = p.names[key]
