@@ -142,6 +142,9 @@ def test_dlrm_overlays(dlrm):
         assert spans[rank][1] <= _ns(e["ts"]) and _ns(e["ts"]) + _ns(e["dur"]) <= spans[rank][2]
     for e in queue:
         assert " · GPU " in names[e["pid"]] and e["args"]["length"] >= 0
+    threads = {(e["pid"], e["tid"]): e["args"]["name"] for e in doc["traceEvents"] if e.get("name") == "thread_name"}
+    steps = {int(e["name"].split("#")[1]) for e in doc["traceEvents"] if e.get("name", "").startswith("ProfilerStep#")}
+    assert {threads[e["pid"], e["tid"]] for e in path} == {f"ProfilerStep#{s}" for s in steps}
     assert "critical-path overlay" in r.stdout.decode()
 
 

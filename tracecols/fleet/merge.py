@@ -317,6 +317,9 @@ def _overlay_events(
                              WHERE trace_id = {tid} AND end_ns > ts_ns ORDER BY step, seq""").rows()
             if rows:
                 yield from _meta(p.overlay_pid, f"{p.label} · critical path")
+            for step in sorted({r[0] for r in rows}):  # a thread per step
+                name = "whole trace" if step == -1 else f"ProfilerStep#{step}"
+                yield {"ph": "M", "name": "thread_name", "pid": p.overlay_pid, "tid": step, "args": {"name": name}}
             for step, kind, name, cat, bound, uid, ts, end in rows:
                 yield {
                     "ph": "X",
