@@ -247,3 +247,25 @@ def test_lake_merges_as_its_traces(tmp_path):
     from_lake, from_files = _load(a), _load(b)
     assert from_lake["traceEvents"] == from_files["traceEvents"]
     assert [x["rank"] for x in from_lake["tracecols_merge"]["ranks"]] == [0, 1, 2]
+
+
+def test_repeated_ranks_are_named_by_trace(tmp_path):
+    """Two runs of rank 0 (a lake of several runs): two processes each, named by trace, and
+    each event keeps rank 0 in its args."""
+    paths = []
+    for i in (0, 1):
+        doc = _load(BASE_TIME)
+        doc["distributedInfo"] = {"backend": "nccl", "rank": 0, "world_size": 2}
+        p = tmp_path / f"run{i}.json"
+        p.write_text(json.dumps(doc, default=_number))
+        paths.append(p)
+    out = tmp_path / "job.json"
+    assert run("merge", *paths, "-o", out).returncode == 0
+    doc = _load(out)
+    labels = [x["label"] for x in doc["tracecols_merge"]["ranks"]]
+    assert labels == ["trace 0 (rank 0)", "trace 1 (rank 0)"]
+    names = {e["pid"]: e["args"]["name"] for e in doc["traceEvents"] if e.get("ph") == "M" and e["name"] == "process_name"}
+    n = len(_load(BASE_TIME)["traceEvents"])
+    for label in labels:
+        mine = [e for e in doc["traceEvents"] if names[e["pid"]].startswith(label + " · ") and "rank" in e["args"]]
+        assert len(mine) == n and {e["args"]["rank"] for e in mine} == {0}

@@ -9,10 +9,11 @@ query interface, face.Face); each one's events are read a page at a time from it
   or that the trace labels `GPU D`), `rank R · CPU (pid P)` for a second host process and
   `rank R · <name>` for a pid the trace writes as text (Kineto's `Spans`). The trace's own
   `process_name` / `process_sort_index` events are rewritten to say so, and one is added
-  where a pid has none. Traces of unknown or repeated rank are named `trace T` instead.
-- Each event copied keeps everything it had, and gets `"rank": R` in its args (where it has
-  no `rank` of its own): reading the file back, its events are its rank's by args as well as
-  by process name.
+  where a pid has none. Traces of unknown or repeated rank (runs of a lake) are named
+  `trace T` (`trace T (rank R)`) instead.
+- Each event copied keeps everything it had, and gets `"rank": R` in its args where the
+  rank is known (and the event has no `rank` of its own): reading the file back, its events
+  are its rank's by args as well as by process name.
 - Flow and async ids (`id`) and the `correlation` of launches and device events are
   renumbered per trace: two ranks' flows never join, and read back, each kernel links to its
   own rank's launch.
@@ -113,7 +114,7 @@ def _plans(t: Tables) -> list[RankPlan]:
     plans = []
     for trace_id, rank, path, base, info in rows:
         label = f"rank {rank}" if by_rank else f"trace {trace_id}" + ("" if rank is None else f" (rank {rank})")
-        plans.append(RankPlan(trace_id, rank if by_rank else None, label, path, base, json.loads(info) if info else None))
+        plans.append(RankPlan(trace_id, rank, label, path, base, json.loads(info) if info else None))
     return plans
 
 
