@@ -122,45 +122,47 @@ def _pid_key(pid: int | None, pid_str: str | None) -> Any:
     return pid_str if pid_str is not None else pid
 
 
+def _quote(text: object) -> str:
+    return "'" + str(text).replace("'", "''") + "'"
+
+
 def _processes(t: Tables, plans: list[RankPlan]) -> None:
     """Give each trace's pids new ones, in a block per trace, and a process name."""
-    found: dict[int, list[tuple[Any, str, int]]] = {}  # trace -> [(pid key, side, order)]
-    for p in plans:
-        tid = int(p.trace_id)
-        devices: dict[Any, int] = {}
-        if "kernels" in t.tables:
-            for pid, pid_str, device in t.sql(f"""
-                    SELECT e.pid, e.pid_str, min(k.device) FROM kernels k
-                    JOIN events e ON e.trace_id = k.trace_id AND e.uid = k.uid
-                    WHERE k.trace_id = {tid} AND k.device IS NOT NULL GROUP BY ALL""").rows():
-                devices.setdefault(_pid_key(pid, pid_str), int(device))
-        for pid, pid_str, labels in t.sql(f"""
-                SELECT pid, pid_str, json_extract_string(args, '$.labels') FROM events
-                WHERE trace_id = {tid} AND ph = 'M' AND name = 'process_labels'""").rows():
-            m = _GPU_LABEL.match(labels or "")
-            if m:
-                devices.setdefault(_pid_key(pid, pid_str), int(m[1]))
-        counts = t.sql(f"""SELECT pid, pid_str, count(*) FILTER (WHERE ph <> 'M') AS n FROM events
-                           WHERE trace_id = {tid} GROUP BY ALL""").rows()
+    devices: dict[int, dict[Any, int]] = {int(p.trace_id): {} for p in plans}  # trace -> {pid key: device}
+    if "kernels" in t.tables:
+        for trace_id, pid, pid_str, device in t.sql("""
+                SELECT k.trace_id, e.pid, e.pid_str, min(k.device) FROM kernels k
+                JOIN events e ON e.trace_id = k.trace_id AND e.uid = k.uid
+                WHERE k.device IS NOT NULL GROUP BY ALL ORDER BY ALL""").rows():
+            devices[trace_id].setdefault(_pid_key(pid, pid_str), int(device))
+    for trace_id, pid, pid_str, labels in t.sql("""
+            SELECT trace_id, pid, pid_str, json_extract_string(args, '$.labels') FROM events
+            WHERE ph = 'M' AND name = 'process_labels' ORDER BY ALL""").rows():
+        m = _GPU_LABEL.match(labels or "")
+        if m:
+            devices[trace_id].setdefault(_pid_key(pid, pid_str), int(m[1]))
+    counts: dict[int, list[tuple[Any, Any, int]]] = {int(p.trace_id): [] for p in plans}
+    for trace_id, pid, pid_str, n in t.sql("""SELECT trace_id, pid, pid_str, count(*) FILTER (WHERE ph <> 'M')
+                                               FROM events GROUP BY ALL""").rows():
+        counts[trace_id].append((pid, pid_str, n))
+    found: dict[int, list[tuple[Any, str]]] = {}  # trace -> [(pid key, side)], in process order
+    for trace_id, dev in devices.items():
         hosts = sorted(
-            ((_pid_key(a, b), n) for a, b, n in counts if _pid_key(a, b) not in devices and b is None and a is not None),
+            ((a, n) for a, b, n in counts[trace_id] if b is None and a is not None and a not in dev),
             key=lambda x: (-x[1], x[0]),
         )
-        order: list[tuple[Any, str, int]] = []
-        for i, (key, _) in enumerate(hosts):
-            order.append((key, "CPU" if i == 0 else f"CPU (pid {key})", 0))
-        for key, device in sorted(devices.items(), key=lambda x: (x[1], str(x[0]))):
-            order.append((key, f"GPU {device}", 1))
-        others = sorted({_pid_key(a, b) for a, b, _ in counts} - {k for k, _, _ in order}, key=lambda k: (k is None, str(k)))
-        for key in others:
-            order.append((key, "(no pid)" if key is None else str(key) or '""', 2))
-        found[tid] = order
+        order = [(key, "CPU" if i == 0 else f"CPU (pid {key})") for i, (key, _) in enumerate(hosts)]
+        order += [(key, f"GPU {d}") for key, d in sorted(dev.items(), key=lambda x: (x[1], str(x[0])))]
+        named = {k for k, _ in order}
+        others = {_pid_key(a, b) for a, b, _ in counts[trace_id]} - named
+        order += [(k, "(no pid)" if k is None else str(k) or '""') for k in sorted(others, key=lambda k: (k is None, str(k)))]
+        found[trace_id] = order
     block = _BLOCK
     while any(len(o) + 1 >= block for o in found.values()):
         block *= 10
     for i, p in enumerate(plans):
         base = (i + 1) * block
-        for j, (key, side, _) in enumerate(found[int(p.trace_id)]):
+        for j, (key, side) in enumerate(found[int(p.trace_id)]):
             p.pids[key] = base + j
             p.names[key] = f"{p.label} · {side}"
             m = _GPU_LABEL.match(side)
@@ -198,10 +200,9 @@ def _first_common_collective(t: Tables, plans: list[RankPlan]) -> Alignment | No
     if not first:
         return None
     pg, coll, seq, how = first[0]
-    quoted = "'" + str(pg).replace("'", "''") + "'"
     ends = dict(
         t.sql(f"""SELECT trace_id, max(end_ns) FROM collectives
-                  WHERE pg_key = {quoted} AND collective = '{coll}' AND match_seq = {int(seq)}
+                  WHERE pg_key = {_quote(pg)} AND collective = {_quote(coll)} AND match_seq = {int(seq)}
                   GROUP BY trace_id""").rows()
     )
     if any(p.trace_id not in ends for p in plans):
