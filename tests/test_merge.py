@@ -77,6 +77,10 @@ def test_dlrm_each_rank_back(dlrm):
     offsets = {x["rank"]: x["offset_ns"] for x in meta["ranks"]}
     assert sorted(offsets) == list(range(8))
     got = _by_rank(doc)
+    named = [e["pid"] for e in doc["traceEvents"] if e.get("ph") == "M" and e["name"] == "process_name"]
+    sorted_ = [e["pid"] for e in doc["traceEvents"] if e.get("ph") == "M" and e["name"] == "process_sort_index"]
+    assert len(named) == len(set(named)) == len(sorted_) == len(set(sorted_)) and set(named) == set(sorted_)
+    assert {e["pid"] for e in doc["traceEvents"]} == set(named)  # every process named once
     names = {e["pid"]: e["args"]["name"] for e in doc["traceEvents"] if e.get("ph") == "M" and e["name"] == "process_name"}
     for p in sorted(DLRM.glob("*.pt.trace.json")):
         orig = _load(p)

@@ -282,29 +282,26 @@ def _event(row: dict[str, Any], p: RankPlan, ids: _Ids) -> dict[str, Any]:
     return e
 
 
-def _named(t: Tables, p: RankPlan) -> set[Any]:
-    """The pids of the trace that have their own process_name (and process_sort_index) event."""
-    rows = t.sql(f"""SELECT DISTINCT pid, pid_str, name FROM events
-                     WHERE trace_id = {int(p.trace_id)} AND ph = 'M' AND name IN ('process_name', 'process_sort_index')""").rows()
-    names = {_pid_key(a, b) for a, b, n in rows if n == "process_name"}
-    sorts = {_pid_key(a, b) for a, b, n in rows if n == "process_sort_index"}
-    return names & sorts
-
-
-def _meta(pid: int, name: str, sort: bool = True) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = [{"ph": "M", "name": "process_name", "pid": pid, "tid": 0, "args": {"name": name}}]
-    if sort:
-        out.append({"ph": "M", "name": "process_sort_index", "pid": pid, "tid": 0, "args": {"sort_index": pid}})
-    return out
+def _meta(pid: int, name: str) -> list[dict[str, Any]]:
+    return [
+        {"ph": "M", "name": "process_name", "pid": pid, "tid": 0, "args": {"name": name}},
+        {"ph": "M", "name": "process_sort_index", "pid": pid, "tid": 0, "args": {"sort_index": pid}},
+    ]
 
 
 def _added_names(t: Tables, plans: list[RankPlan]) -> Iterator[dict[str, Any]]:
-    """process_name and process_sort_index events for the pids whose trace has none."""
+    """process_name and process_sort_index events for the pids whose trace has none (its own
+    were rewritten on the way)."""
+    have: set[tuple[int, Any, str]] = {
+        (trace_id, _pid_key(pid, pid_str), name)
+        for trace_id, pid, pid_str, name in t.sql("""SELECT DISTINCT trace_id, pid, pid_str, name FROM events
+                 WHERE ph = 'M' AND name IN ('process_name', 'process_sort_index')""").rows()
+    }
     for p in plans:
-        have = _named(t, p)
         for key, pid in p.pids.items():
-            if key not in have:
-                yield from _meta(pid, p.names[key])
+            for e in _meta(pid, p.names[key]):
+                if (p.trace_id, key, e["name"]) not in have:
+                    yield e
 
 
 def _overlay_events(
