@@ -215,6 +215,11 @@ def test_errors_are_one_line_and_leave_nothing(tmp_path):
     r = run("merge", DLRM, "-o", blocker / "job.json")
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "cannot write" in r.stderr
     assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["file"]
+    src = tmp_path / "t.json.gz"
+    src.write_bytes(BASE_TIME.read_bytes())
+    r = run("merge", src, "-o", src)
+    assert r.returncode == 2 and "is an input of this command" in r.stderr
+    assert src.read_bytes() == BASE_TIME.read_bytes()
 
 
 def test_secrets_redacted_unless_kept(tmp_path):

@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     extra = "".join(f"; {name} overlay: {n:,} events" for name, n in done.overlays.items())
     sys.stdout.write(
         printable(
-            f"wrote {done.path}: {len(done.ranks)} traces, {done.events:,} events "
+            f"wrote {done.path}: {len(done.ranks)} trace{'s' if len(done.ranks) != 1 else ''}, {done.events:,} events "
             f"({sum(p.events for p in done.ranks):,} from the traces){extra}"
         )
         + "\n"
