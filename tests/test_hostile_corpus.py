@@ -1,7 +1,7 @@
 """The hostile corpus (tests/hostile_corpus.py) through every command that prints or writes
 trace content: each ends with exit code 0, or 2 and one line that is not an internal error; no
 planted secret reaches any byte of any output (Parquet read back, HTML, JSON, the augmented trace
-decoded); nothing a trace holds reaches the terminal as a control character."""
+decoded, the merged trace decoded); nothing a trace holds reaches the terminal as a control character."""
 
 import json
 import re
@@ -29,6 +29,10 @@ def _commands(path, out):
         "sql": (["sql", path, "select name, args from events order by uid"], None),
         "sql json": (["sql", path, "select * from events order by uid", "--format", "json"], None),
         "augment": (["augment", path, out / "aug.json"], out / "aug.json"),
+        "merge": (
+            ["merge", path, "-o", out / "merged.json", "--overlay", "critical-path,queue-depth,memory-bw"],
+            out / "merged.json",
+        ),
     }
 
 
@@ -56,7 +60,7 @@ def _augmented(path):
 def test_every_command_over_the_hostile_corpus(corpus, tmp_path, name):
     path = corpus[name]
     for what, (args, output) in _commands(path, tmp_path).items():
-        if name == "huge_name.json" and what in ("sql json", "augment"):
+        if name == "huge_name.json" and what in ("sql json", "augment", "merge"):
             continue  # they print or copy the 10 MB name whole, as asked
         r = run(*args)
         out, err = r.stdout.decode(), r.stderr
@@ -67,7 +71,7 @@ def test_every_command_over_the_hostile_corpus(corpus, tmp_path, name):
             assert output is None or not output.exists(), (name, what)
         written = ""
         if output is not None and output.exists():
-            written = _augmented(output) if what == "augment" else _all_text(output)
+            written = _augmented(output) if what in ("augment", "merge") else _all_text(output)
         text = out + err + written
         leaks = [k for k, s in SECRETS.items() if s in text]
         assert not leaks, (name, what, leaks)

@@ -1,7 +1,8 @@
 -- collectives: every NCCL/RCCL collective kernel, what it moved and how fast.
 -- Answers: for each communication kernel on each rank — which collective, how many bytes,
 -- of what dtype, over which process group — and its algorithm and bus bandwidth.
--- depends: kernels, slices, traces
+-- depends: kernels, slices, traces, events
+-- uses: args
 -- Kernels are those with kernels.kernel_class = 'communication'. Where each fact comes from,
 -- first found wins (collective_source names the first):
 --   'kernel args'        the kernel's own args (Collective name, In/Out msg nelems, dtype,
@@ -21,6 +22,10 @@
 -- seq numbers a rank's kernels of one collective on one process group in time order, so that
 -- (pg_key, collective, seq) names the same collective call on every rank of the group
 -- (collectives on a communicator are issued in the same order by every member).
+-- Recent PyTorch also records the process group's own sequence number of the call (`Seq`, or
+-- `seq`, in the args of the kernel or of record_param_comms): where every call of a process
+-- group (pg_key) carries one, calls are paired across ranks by it (paired_by = 'seq'), which
+-- stays right when a rank skipped or reordered a call; otherwise by call order ('order').
 -- Columns:
 --   trace_id, rank        INTEGER  trace and its rank (null when unknown)
 --   uid                   BIGINT   the kernel's event uid
@@ -43,6 +48,12 @@
 --   algbw_gb_per_s        DOUBLE   GB/s, msg_bytes / dur_ns
 --   busbw_gb_per_s        DOUBLE   GB/s, algbw × bus_factor
 --   seq                   BIGINT   0-based call number of (trace, pg_key, collective)
+--   trace_seq             BIGINT   the process group's sequence number of the call as the
+--                                  trace records it (args Seq or seq); null when it does not
+--   paired_by             VARCHAR  'seq' when every call of this pg_key has a trace_seq, else
+--                                  'order': how collective_skew pairs the call across ranks
+--   match_seq             BIGINT   the number that pairs the call across ranks: trace_seq
+--                                  when paired_by = 'seq', else seq
 CREATE OR REPLACE VIEW collectives AS
 WITH k AS (
     SELECT trace_id, rank, uid, name, device, stream, ts_ns, dur_ns, end_ns, launch_uid, op_uid
@@ -50,12 +61,14 @@ WITH k AS (
 ),
 ke AS (  -- the kernel's own collective args
     SELECT e.trace_id, e.uid, e.collective_name, e.in_msg_nelems, e.out_msg_nelems, e.group_size,
-           e.dtype, e.pg_name, e.pg_desc, e.pg_ranks
+           e.dtype, e.pg_name, e.pg_desc, e.pg_ranks,
+           TRY_CAST(coalesce(_tc_arg(e.args, 'Seq'), _tc_arg(e.args, 'seq')) AS BIGINT) AS trace_seq
     FROM events e SEMI JOIN k ON e.trace_id = k.trace_id AND e.uid = k.uid
 ),
 op AS (  -- the enclosing record_param_comms (or any op carrying the args)
     SELECT e.trace_id, e.uid, e.collective_name, e.in_msg_nelems, e.out_msg_nelems, e.group_size,
-           e.dtype, e.pg_name, e.pg_desc, e.pg_ranks
+           e.dtype, e.pg_name, e.pg_desc, e.pg_ranks,
+           TRY_CAST(coalesce(_tc_arg(e.args, 'Seq'), _tc_arg(e.args, 'seq')) AS BIGINT) AS trace_seq
     FROM events e SEMI JOIN k ON e.trace_id = k.trace_id AND e.uid = k.op_uid
     WHERE e.collective_name IS NOT NULL
 ),
@@ -90,6 +103,7 @@ j AS (
            coalesce(ke.pg_name, op.pg_name) AS pg_name,
            coalesce(ke.pg_desc, op.pg_desc) AS pg_desc,
            coalesce(ke.pg_ranks, op.pg_ranks) AS pg_ranks,
+           coalesce(ke.trace_seq, op.trace_seq) AS trace_seq,
            CASE WHEN ann.dims IS NULL OR len(ann.dims) = 0 THEN NULL
                 WHEN len(ann.dims[1]) = 0 THEN 1
                 ELSE list_product(ann.dims[1])::BIGINT END AS ann_nelems,
@@ -163,15 +177,23 @@ bw AS (
                 WHEN collective IN ('broadcast', 'reduce', 'send', 'recv', 'sendrecv') THEN 1.0
            END AS bus_factor
     FROM sized
+),
+numbered AS (
+    SELECT *, coalesce(pg_name, 'default') AS pg_key,
+           row_number() OVER (PARTITION BY trace_id, coalesce(pg_name, 'default'), collective
+                              ORDER BY ts_ns, uid) - 1 AS seq,
+           CASE WHEN bool_and(trace_seq IS NOT NULL) OVER (PARTITION BY coalesce(pg_name, 'default'))
+                THEN 'seq' ELSE 'order' END AS paired_by
+    FROM bw
 )
 SELECT trace_id, rank, uid, name AS kernel_name, device, stream, ts_ns, dur_ns, end_ns,
        collective, collective_source, dtype_ AS dtype, elem_bytes::INTEGER AS elem_bytes,
        in_nelems::BIGINT AS in_nelems, out_nelems::BIGINT AS out_nelems,
        nullif(msg_bytes_, 0) AS msg_bytes, group_size, group_size_source,
-       pg_name, pg_desc, pg_ranks, coalesce(pg_name, 'default') AS pg_key, bus_factor,
+       pg_name, pg_desc, pg_ranks, pg_key, bus_factor,
        nullif(msg_bytes_, 0) / nullif(dur_ns, 0) AS algbw_gb_per_s,
        nullif(msg_bytes_, 0) / nullif(dur_ns, 0) * bus_factor AS busbw_gb_per_s,
-       row_number() OVER (PARTITION BY trace_id, coalesce(pg_name, 'default'), collective
-                          ORDER BY ts_ns, uid) - 1 AS seq
-FROM bw
+       seq, trace_seq, paired_by,
+       CASE WHEN paired_by = 'seq' THEN trace_seq ELSE seq END AS match_seq
+FROM numbered
 ORDER BY trace_id, ts_ns, uid;
