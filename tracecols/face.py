@@ -81,9 +81,51 @@ class Face:
         """Print a query's result as a terminal table."""
         self._engine.show(query, max_rows)
 
+    def query(self, query: str, max_rows: int, timeout_s: float | None = None) -> tuple[pa.Table, bool]:
+        """A read-only query for a caller that must bound what it gets (an agent over `tracecols
+        mcp`): statements that could write are refused as in `tracecols sql`, at most `max_rows`
+        rows come back (and whether more were left out), and a query still running after
+        `timeout_s` seconds is interrupted (QueryError)."""
+        import threading
+
+        import pyarrow as pa
+
+        from .errors import QueryError
+
+        check_read_only(query, self.origin)
+        stopped = threading.Event()
+
+        def stop() -> None:
+            stopped.set()
+            self._engine.con.interrupt()
+
+        timer = threading.Timer(timeout_s, stop) if timeout_s else None
+        if timer:
+            timer.start()
+        try:
+            t = self._engine.head(query, max_rows + 1)
+        except Exception:  # DuckDB's InterruptException, or what the interrupted query raised
+            if stopped.is_set():
+                raise QueryError(self.origin, f"the query ran past its limit of {timeout_s:g} s and was stopped") from None
+            raise
+        finally:
+            if timer:
+                timer.cancel()
+        if t is None:
+            return pa.table({}), False
+        return t.slice(0, max_rows), t.num_rows > max_rows
+
     def table(self, name: str) -> pa.Table:
         """One table or view as Arrow; a view is computed once, and views that read it read the result."""
         return self._engine.materialise(name)
+
+    def schema(self, name: str) -> pa.Schema:
+        """The columns and Arrow types of one public table or view, without computing it."""
+        if name not in self._engine.public:
+            from .errors import QueryError
+
+            raise QueryError(self.origin, f"no table or view named {name!r}; see .tables")
+        return self.arrow(f"SELECT * FROM {name} LIMIT 0").schema
 
     def frame(self, name: str) -> pl.DataFrame:
         """One table or view as a polars DataFrame, computed once as with `table`. The CLI and the

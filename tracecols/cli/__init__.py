@@ -115,6 +115,10 @@ def _parser():
     from . import merge
 
     merge.register(sub)
+
+    from . import mcp
+
+    mcp.register(sub)
     for s in sub.choices.values():  # every command: -q
         if not any("--quiet" in a.option_strings for a in s._actions):
             s.add_argument("-q", "--quiet", action="store_true", help="no progress line and no notes on stderr")
