@@ -99,6 +99,7 @@ class Engine:
         self._memoise = False  # whether private helpers are held (set once the base tables are known)
         self._on_file = set()  # views whose definition reads the file materialise_all_to wrote
         self.base = {}
+        self._registered = {}  # the Arrow tables registered on the connection: {name: table}
         if self._persist:  # private helpers and the redacted rows sit in a schema apart (public.py)
             self.con.execute(f"CREATE SCHEMA IF NOT EXISTS {sqlfiles.PRIVATE_SCHEMA}")
         for name, t in tables.items():
@@ -119,10 +120,13 @@ class Engine:
         for text in sqlfiles.macros():
             self.con.execute(text)
         files = sqlfiles.load_all()
-        self.views = [n for n in sqlfiles.ordered(files, set(self.base), BASE_TABLES) if n not in tables]
-        self._reads = {n: set(files[n][1]) & set(self.views) for n in self.views}
+        order = sqlfiles.ordered(files, set(self.base), BASE_TABLES)
+        self.views = [n for n in order if n not in tables]
+        # {name: (text, depends)} of every sql/ file over these tables, those a saved store holds as
+        # files among them: `over` computes them again
+        self._sql = {n: (files[n][0], set(files[n][1])) for n in order}
+        self._reads = {n: self._sql[n][1] & set(self.views) for n in self.views}
         self._later = {n: set(files[n][1]) & set(later) for n in self.views}  # the later tables each reads
-        self._text = {n: files[n][0] for n in self.views}
         # A view is defined when a query first names it (_define_named), with the views it reads:
         # DuckDB binds a view, and every view beneath it again, when it is defined, and all of
         # them took 0.5-0.7 s, a cost every open paid whether it ran one query or none. The
@@ -136,10 +140,10 @@ class Engine:
         # Not over files: a lake's helpers grow with its ranks and are not held.
         self._memoise = not self._persist and all(isinstance(t, pa.Table) for t in self.base.values())
         # a database file lists the public views only
-        private = {n for n in self.views if not is_public(n)} if self._persist else set()
+        self._private = {n for n in self.views if not is_public(n)} if self._persist else set()
         for name in self.views:
             if name not in self._undefined:
-                self.con.execute(sqlfiles.private_in_schema(files[name][0], private))
+                self.con.execute(sqlfiles.private_in_schema(files[name][0], self._private))
 
     def _define_named(self, query):
         """Define the views `query` names (any word of it that is a view's name, in any case), each
@@ -178,6 +182,7 @@ class Engine:
     def _register(self, name, table):
         if not self._persist:
             self.con.register(name, table)
+            self._registered[name] = table
             return
         self.con.register("__arrow", table)  # a registered table does not outlive the connection
         self.con.execute(f"CREATE TABLE {name} AS SELECT * FROM __arrow")
@@ -280,26 +285,48 @@ class Engine:
             raise QueryError(self.origin, f"no table named {name!r}; tables: {', '.join(self.public)}")
         return self.arrow(f"SELECT * FROM {name}")
 
-    def view_over(self, name, tables):
-        """Arrow result of view `name` with the tables or views it reads named in `tables`
-        ({name: Arrow table}) replaced by those tables: the same analysis over other rows
-        (Face.critical_path over windows of the caller's choosing)."""
-        split = sqlfiles.split_view(self._text[name], name)
-        if split is None:
-            raise sqlfiles.SqlModuleError(f"sql/ file {name} is not one view {name} to read over other tables")
-        setup, query = split
-        if sqlfiles.has_statements(setup):  # its macros: the view itself may not be defined yet
-            self.con.execute(setup)
-        temp = []
+    @contextmanager
+    def over(self, tables):
+        """A cursor in which the tables or views named in `tables` ({name: Arrow table}) are those
+        tables, and every view that reads them, directly or through others, is computed over them:
+        the same analyses over other rows (Face.critical_path over windows of the caller's
+        choosing). The connection itself, and every other cursor, still see their own.
+
+        DuckDB binds a view's names when a query reads it, temporary objects first: the tables
+        are registered in the cursor under the names they stand for, and the views above them are
+        defined again there as temporary views from their own query text (one held by
+        `materialise` reads its frozen result, a saved store's holds its file). A cursor sees none of the connection's registered
+        Arrow tables, so they are registered in it too."""
+        affected = self._readers_of(set(tables)) - set(tables)
+        for name in affected:  # what they read that stays as it is must exist in the catalog
+            for read in self._sql[name][1] - affected:
+                self._define_with_reads(read)
+        queries = {}
+        for name in [n for n in self._sql if n in affected]:  # each after the views it reads
+            split = sqlfiles.split_view(self._sql[name][0], name)
+            if split is None:
+                raise sqlfiles.SqlModuleError(f"sql/ file {name} is not one view {name} to read over other tables")
+            setup, queries[name] = split
+            if sqlfiles.has_statements(setup):
+                self.con.execute(setup)
+        cur = self.con.cursor()
         try:
-            for i, (n, t) in enumerate(tables.items()):
-                temp.append(f"__over_{i}")
-                self.con.register(temp[-1], t)
-                query = re.sub(rf"\b{re.escape(n)}\b", temp[-1], query)
-            return self.arrow(query)
+            for name, t in {**self._registered, **tables}.items():
+                cur.register(name, t)
+            private = self._private - affected  # a database file's private helpers sit in a schema apart
+            for name, query in queries.items():
+                cur.execute(f"CREATE OR REPLACE TEMP VIEW {name} AS {sqlfiles.private_in_schema(query, private)}")
+            yield cur
         finally:
-            for n in temp:
-                self.con.unregister(n)
+            cur.close()
+
+    def _readers_of(self, names):
+        """The sql/ views that read any of `names`, directly or through other views."""
+        out: set[str] = set()
+        for view, (_, depends) in self._sql.items():  # in dependency order: a view's reads come first
+            if depends & (names | out):
+                out.add(view)
+        return out
 
     def materialise(self, name):
         """Compute view `name` once: from then on it, and every view built on it, reads the
@@ -313,6 +340,7 @@ class Engine:
         t = self.table(name)
         if name in self.views:
             self.con.register(f"__done_{name}", t)
+            self._registered[f"__done_{name}"] = t
             self.con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM __done_{name}")
             self._done[name] = t
         return t
