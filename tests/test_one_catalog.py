@@ -81,10 +81,10 @@ def test_open_streams_a_big_trace_and_cleans_up(monkeypatch):
     import gc
     import os
 
-    import tracecols.pipeline as pipeline
+    import tracecols.pipeline.memory_or_disk as memory_or_disk
 
     want = tracecols.open(DATA_TRACE)
-    monkeypatch.setattr(pipeline, "IN_MEMORY_BYTES", 0)
+    monkeypatch.setattr(memory_or_disk, "IN_MEMORY_BYTES", 0)
     t = tracecols.open(DATA_TRACE)
     scratch = t._scratch.name
     assert os.path.isdir(scratch)
