@@ -7,14 +7,14 @@ from typing import TYPE_CHECKING
 
 # parses a query before any trace is read: `tracecols sql` refuses one that could write files
 from .engine import sqlfiles
-from .engine.connection import check_read_only as check_read_only
 from .engine.public import is_public, public_names
+from .engine.query_errors import check_read_only as check_read_only
 
 if TYPE_CHECKING:
     import polars as pl
     import pyarrow as pa
 
-    from .engine.connection import Engine
+    from .engine.catalog import Engine
 
 
 class Face:

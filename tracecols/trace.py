@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .engine.connection import Engine
+from .engine.catalog import Engine
 from .engine.public import is_public
 from .errors import SourceIOError
 from .face import Face

@@ -90,7 +90,7 @@ ORDER BY trace_id NULLS LAST, pid NULLS LAST, pid_str NULLS LAST, tid NULLS LAST
 def write_slices(events_path, out_path, chunk_rows=SLICE_ROWS):
     """The slices table of an events file, built part by part (tree.slices_in_chunks) into
     `out_path`: memory holds one part, whatever the length of the trace."""
-    from ..engine.connection import connect
+    from ..engine.connect import connect
     from ..model.categories import DEVICE_CATS
     from ..model.tree import SLICES_SCHEMA, device_pids, slices_in_chunks
 

@@ -5,7 +5,7 @@ import os
 import shutil
 from pathlib import Path
 
-from ..engine.connection import Engine
+from ..engine.catalog import Engine
 from ..engine.public import public_names
 from ..engine.specs import device_specs_table
 from ..progress import tracker

@@ -3,49 +3,24 @@ memory, Parquet files of a saved trace, scans of a lake's files — with the dev
 and every sql/ view on top, and secrets redacted on the way in (model/secrets.py)."""
 
 import re
-import time
-import warnings
-from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 
 import duckdb
 import pyarrow as pa
 
-from ..errors import QueryError, Unsupported
+from ..errors import QueryError
 from ..model.base_tables import BASE_TABLES
 from ..model.secrets import METADATA_TABLES, redact_table, sql_candidates
-from ..progress import tracker
-from . import sqlfiles
+from . import scheduler, sqlfiles
+from .connect import connect, sql_string
 from .public import is_public, public_names
+from .query_errors import USER_ERRORS, query_error
 from .specs import device_specs_table
-
-# A small trace's views are fetched through DuckDB's DB-API result, which binds a query once
-# where a relation binds it twice; DuckDB warns that its Arrow output copies the rows, a copy
-# of a small result taken knowingly (materialise_all_to's `whole`).
-warnings.filterwarnings("ignore", "Arrow output on a DB-API result", UserWarning)
+from .text_columns import POLARS_TEXT_TYPES, TEXT_TYPES, as_text
 
 _WORD = re.compile(r"[a-z_][a-z0-9_]*")
 # a query that reads DuckDB's own catalog sees every view: the user lists what there is
 _CATALOG_WORDS = {"information_schema", "duckdb_views", "duckdb_tables", "duckdb_columns", "show", "describe", "summarize"}
-
-
-# No query may fetch an extension over the network or load one it did not name: DuckDB would
-# otherwise install and load a known extension (httpfs for an https:// path, excel for
-# read_xlsx …) on first use, community extensions allowed.
-NO_EXTENSIONS = {
-    "autoinstall_known_extensions": False,
-    "autoload_known_extensions": False,
-    "allow_community_extensions": False,
-}
-
-
-def connect(database: str = ":memory:", config: dict | None = None) -> duckdb.DuckDBPyConnection:
-    """Every DuckDB connection tracecols opens: `config` plus NO_EXTENSIONS, and the
-    configuration locked, so that no statement run on it (a user's query) can change them."""
-    con = duckdb.connect(database, config={**(config or {}), **NO_EXTENSIONS})
-    con.execute("SET enable_progress_bar = false")  # drawn on stdout, where results go
-    con.execute("SET lock_configuration = true")
-    return con
 
 
 class Scan(str):
@@ -346,245 +321,10 @@ class Engine:
         return t
 
     def materialise_all_to(self, directory, writer, threads=1, view_seconds=None, only=None, whole=False, later=None):
-        """Like materialise(), for every view, through Parquet files: each result is streamed to
-        `directory`/<view>.parquet (never held whole in memory, unless `whole`) and the view then
-        reads that file. `writer(path, schema)` opens a file for the batches of one view (a
-        context manager with `write_batch`: store.parquet.writer); the engine writes no file format
-        of its own. Up to `threads` views run at a time, each once the views it reads are files.
-
-        `whole`: each result is computed whole before it is written, which DuckDB does with one
-        binding of the query where a streamed result takes two (the views one at a time over a
-        7-event trace: 0.98 -> 0.74 s of CPU; over 87k events 1.67 -> 1.46 s). For small
-        results only: a whole result is copied once more on its way to Arrow.
-
-        Over a small trace a view is mostly per-query overhead that leaves a core idle (on two
-        cores the 32 views of a 50 MB trace take 1.0 s instead of 1.35 s); over a big one DuckDB
-        already keeps every core busy, and a second view's batches only add to the peak. The
-        base tables must be Parquet files: a registered Arrow table is not seen by a cursor.
-        `view_seconds`, when a dict, receives each view's own wall time (its query and its file).
-        `only` (names) limits the work to those views and the views they read. Returns the
-        names of the views written, in the order they were started.
-
-        With `whole`, a private helper (`_name`) is held as a table of the database instead of a
-        file: only the views above it read it, and a file is compressed, written and decoded
-        again for them (the views of a 50k-event trace 0.64-0.69 -> 0.61-0.66 s, one at a
-        time). It is not written to `directory` and not among the names returned, and it is
-        dropped once every view that reads it is written (df_index_resolver's views: 444-448 ->
-        424-435 MB at the peak): after this call it is no longer there to be queried.
-
-        `later`: {name: Future} for the base tables the Engine was told come later (`later`); a
-        view reading one (directly or through another view) starts once its future is done, so
-        the views that do not read it run meanwhile. Its exception, if any, is raised here.
-        """
-        registered = [n for n, t in self.base.items() if isinstance(t, pa.Table)]
-        if registered:
-            raise ValueError(f"materialise_all_to needs Parquet base tables, not {registered}")
-        wanted = set(self.views)
-        if only is not None:
-            todo, wanted = [n for n in only if n in self._reads], set()
-            while todo:  # the views asked for and, recursively, those they read
-                n = todo.pop()
-                if n not in wanted:
-                    wanted.add(n)
-                    todo += self._reads[n]
-        done: set[str]
-        running: dict
-        pending, done, running = [n for n in self.views if n in wanted], set(), {}
-        waiting = {f: n for n, f in (later or {}).items()}  # base tables not read yet
-        readers = {n: {v for v in pending if n in self._reads[v]} for n in pending}  # not yet written
-
-        def holds(n):  # held as a table of the database, not written as a file
-            return whole and not is_public(n)
-
-        started = []
-        cursors = [self.con.cursor() for _ in range(threads)]
-        with ThreadPoolExecutor(threads) as pool:
-            while pending or running or waiting:
-                absent = set(waiting.values())
-                ready = [n for n in pending if self._reads[n] <= done and not self._later[n] & absent]
-                for name in ready[: threads - len(running)]:
-                    pending.remove(name)
-                    started.append(name)
-                    for read in self._reads[name]:
-                        self._define_with_reads(read)
-                    query = self._define(name)
-                    cur = cursors.pop()
-                    held = holds(name)
-                    task = pool.submit(
-                        self._timed_stream_to,
-                        cur,
-                        name,
-                        None if held else directory / f"{name}.parquet",
-                        view_seconds,
-                        writer,
-                        query,
-                        whole,
-                    )
-                    running[task] = (name, cur, held)
-                finished, _ = wait([*running, *waiting], return_when=FIRST_COMPLETED)
-                for f in finished:
-                    if f in waiting:
-                        f.result()
-                        name = waiting.pop(f)
-                        self._read_file(name, self.base[name])
-                        continue
-                    name, cur, held = running.pop(f)
-                    cursors.append(cur)
-                    f.result()
-                    tracker().item()
-                    # the view reads its file (or table) from now on, defined when a view or query
-                    # needs it (most views are read by none: 0.7 ms each saved on the thread that
-                    # starts them)
-                    if held:
-                        self._undefined[name] = f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM {_held(name)}"
-                        started.remove(name)
-                    else:
-                        self._undefined[name] = _file_view(name, directory / f"{name}.parquet")
-                    self._on_file.add(name)
-                    done.add(name)
-                    for read in self._reads[name]:  # a held helper goes once every view above it is written
-                        readers[read].discard(name)
-                        if holds(read) and not readers[read]:
-                            self.con.execute(f"DROP TABLE {_held(read)}")
-        for cur in cursors:
-            cur.close()
-        return started
-
-    def _define(self, name):
-        """Prepare deferred view `name` to be streamed: the query that computes it. The view itself
-        is not defined when its file splits (sqlfiles.split_view): only its macros, and its query
-        is run as it is, which saves DuckDB one binding of the whole query (5-20 ms a view)."""
-        text = self._undefined.pop(name, None)
-        if text is None:
-            return f"SELECT * FROM {name}"
-        split = sqlfiles.split_view(text, name)
-        if split is None:
-            self.con.execute(text)
-            return f"SELECT * FROM {name}"
-        setup, query = split
-        if sqlfiles.has_statements(setup):
-            self.con.execute(setup)
-        return query
+        """Every view computed once, each result streamed to its own Parquet file, which the view
+        then reads (scheduler.materialise_all_to)."""
+        return scheduler.materialise_all_to(self, directory, writer, threads, view_seconds, only, whole, later)
 
     def _read_file(self, name, path):
         """From now on, `name` reads the Parquet file(s) at `path` (a path or a list of them)."""
-        self.con.execute(_file_view(name, path))
-
-    def _timed_stream_to(self, con, name, path, view_seconds, writer, query=None, whole=False):
-        t = time.perf_counter()
-        self._stream_to(con, name, path, writer, query=query, whole=whole)
-        if view_seconds is not None:
-            view_seconds[name] = time.perf_counter() - t
-
-    def _stream_to(self, con, name, path, writer, batch_rows=1 << 17, query=None, whole=False):
-        """View `name` (or `query`) into the file `path` opened by `writer`, or, when `path` is
-        None, into the database's table _held(name)."""
-        query = query or f"SELECT * FROM {name}"
-        try:
-            if path is None:
-                con.execute(f"CREATE TABLE {_held(name)} AS {query}")
-                return
-            reader = (con.execute(query) if whole else con.sql(query)).to_arrow_reader(batch_rows)
-        except duckdb.Error as e:
-            raise QueryError(self.origin, str(e)) from None
-        with writer(path, reader.schema) as w:
-            for batch in reader:
-                w.write_batch(batch)
-
-
-# DuckDB's errors that are a mistake in the query run (or in the data it casts), not a fault
-# of tracecols's views: reported as `query failed` when they point into the query's own text
-USER_ERRORS = (
-    duckdb.ParserException,
-    duckdb.BinderException,
-    duckdb.CatalogException,
-    duckdb.ConversionException,
-    duckdb.OutOfRangeException,
-    duckdb.InvalidInputException,
-    duckdb.TypeMismatchException,
-    duckdb.NotImplementedException,
-    duckdb.PermissionException,
-)
-_LINE = re.compile(r"^LINE (\d+): (.*)$", re.MULTILINE)
-_EXTENSION_ADVICE = re.compile(r"Please try installing and loading the (\w+) extension.*?autoload_known_extensions=1;", re.DOTALL)
-
-
-def query_error(origin: str, query: str, e: Exception) -> QueryError | None:
-    """`query failed: <DuckDB's message>` for an error of `query`, its `LINE n` counted in the
-    query as written (DuckDB counts in the text it ran, which a result's renderer wraps);
-    None when the excerpt DuckDB shows is not from `query` (an error inside a view)."""
-    text = str(e)
-    m = _LINE.search(text)
-    if m:
-        excerpt = m[2].strip().removeprefix("...").removesuffix("...").strip()
-        lines = query.split("\n")
-        n = int(m[1])
-        if not (n <= len(lines) and excerpt in lines[n - 1]):
-            found = [i for i, line in enumerate(lines, 1) if excerpt in line]
-            if not found:
-                return None
-            n = found[0]
-        text = f"{text[: m.start()]}LINE {n}: {m[2]}{text[m.end() :]}"
-    # DuckDB's advice (INSTALL, LOAD, SET autoinstall…) is what tracecols refuses
-    text = _EXTENSION_ADVICE.sub(r"tracecols does not install or load DuckDB extensions (this needs \1)", text)
-    # the caret line under the excerpt points at nothing once the message is one line
-    return QueryError(origin, "\n".join(line for line in text.split("\n") if line.strip(" ^")))
-
-
-# Types polars cannot import (INTERVAL: month_day_nano; UNION), and beyond them those a CSV or
-# JSON writer cannot hold (VARIANT, BLOB, BIT; MAP, whose keys JSON wants as text): such a
-# column, or a LIST/STRUCT/ARRAY holding one, is taken as DuckDB's text of each value (CAST AS
-# VARCHAR: INTERVAL '1 day 02:00:00', BLOB 'ab\\x00', MAP {1=x}).
-POLARS_TEXT_TYPES = ("INTERVAL", "UNION")
-TEXT_TYPES = (*POLARS_TEXT_TYPES, "VARIANT", "BLOB", "BIT", "MAP")
-_TYPE_WORDS = re.compile(r"[A-Z_]+")
-
-
-def as_text(rel: duckdb.DuckDBPyRelation, types: tuple[str, ...]) -> duckdb.DuckDBPyRelation:
-    """`rel` with each column whose type is or holds one of `types` cast to VARCHAR."""
-    cols = []
-    for name, t in zip(rel.columns, rel.types, strict=True):
-        ident = '"' + name.replace('"', '""') + '"'
-        # a STRUCT's field names are not types: only the upper-case words of its type count
-        held = set(_TYPE_WORDS.findall(str(t))) & set(types)
-        cols.append(f"CAST({ident} AS VARCHAR) AS {ident}" if held else ident)
-    if len(cols) == sum(not c.startswith("CAST(") for c in cols):
-        return rel
-    return rel.project(", ".join(cols))
-
-
-# what `tracecols sql` runs: queries, and changes to its in-memory database only
-READ_ONLY_KINDS = ("SELECT", "EXPLAIN", "CREATE", "INSERT", "UPDATE", "DELETE", "DROP", "ALTER")
-
-
-def check_read_only(query, origin):
-    """Raise Unsupported unless every statement of `query` is one of READ_ONLY_KINDS: COPY, EXPORT,
-    ATTACH, INSTALL, LOAD, SET, PRAGMA … could write files (the inputs among them). Parses only."""
-    try:
-        with connect() as con:
-            kinds = [st.type.name for st in con.extract_statements(query)]
-    except duckdb.Error as e:
-        raise query_error(origin, query, e) or QueryError(origin, str(e)) from None
-    bad = sorted({k for k in kinds if k not in READ_ONLY_KINDS})
-    if bad:
-        raise Unsupported(
-            origin,
-            f"tracecols sql runs read-only queries over an in-memory database and writes "
-            f"only with -o; {', '.join(bad)} statements are refused",
-        )
-
-
-def _held(name):
-    """The table that holds private helper `name` computed by materialise_all_to."""
-    return f"__held{name}"
-
-
-def _file_view(name, path):
-    return f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM read_parquet({sql_string(path)})"
-
-
-def sql_string(v: object) -> str:
-    """`v` as a SQL string literal (quotes doubled), or a list or tuple of them as a DuckDB list."""
-    if isinstance(v, (list, tuple)):
-        return "[" + ", ".join(sql_string(x) for x in v) + "]"
-    return "'" + str(v).replace("'", "''") + "'"
+        self.con.execute(scheduler.file_view(name, path))
