@@ -103,15 +103,15 @@ class Engine:
         self._reads = {n: self._sql[n][1] & set(self.views) for n in self.views}
         self._later = {n: set(files[n][1]) & set(later) for n in self.views}  # the later tables each reads
         # A view is defined when a query first names it (_define_named), with the views it reads:
-        # DuckDB binds a view, and every view beneath it again, when it is defined, and all of
-        # them took 0.5-0.7 s, a cost every open paid whether it ran one query or none. The
-        # pipeline's materialise_all_to defines each view once the views it reads are files.
+        # DuckDB binds a view, and every view beneath it again, when it is defined: defining them
+        # all is a cost every open would pay whether it ran one query or none (docs/performance.md,
+        # "Views defined when first named"). The pipeline's materialise_all_to defines each view
+        # once the views it reads are files.
         # A database file gets every view now: it is read by other programs.
         self._undefined = {} if self._persist else {n: files[n][0] for n in self.views}
         # Over a trace held in memory, a private helper is computed once, when a query first needs
         # it: DuckDB expands views inline, and one query of tracelens_unified_perf_summary computed
-        # _tracelens_gpu_events three times (df_index_resolver: 0.58 -> 0.11 s once the helpers
-        # exist; its twelve helpers hold 24 MB, and its peak over every view fell 669 -> 579 MB).
+        # _tracelens_gpu_events three times (docs/performance.md, "Private helpers held once").
         # Not over files: a lake's helpers grow with its ranks and are not held.
         self._memoise = not self._persist and all(isinstance(t, pa.Table) for t in self.base.values())
         # a database file lists the public views only

@@ -129,8 +129,8 @@ class _Run:
         name, cur, held = self.running.pop(f)
         f.result()
         tracker().item()
-        # defined when a view or query needs it (most views are read by none: 0.7 ms each saved on
-        # the thread that starts them)
+        # defined when a view or query needs it: most views are read by none, and defining one
+        # costs the thread that starts the views
         if held:
             engine._undefined[name] = f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM {held_table(name)}"
             self.started.remove(name)
