@@ -286,7 +286,7 @@ def inflater(request, monkeypatch):
 def test_gzip_is_read_and_checked_the_same_by_either_inflater(tmp_path, inflater, parts, monkeypatch):
     """Streamed (one part) or inflated at once and cut (two): the events of the plain JSON, and
     for damaged or truncated bytes the same one-line error."""
-    from tracecols.pipeline import _read_events
+    from tracecols.pipeline.parse import read_events_into
     from tracecols.read import split
 
     monkeypatch.setenv("TRACECOLS_READER", "python")  # the Python reader's inflaters and processes
@@ -294,8 +294,8 @@ def test_gzip_is_read_and_checked_the_same_by_either_inflater(tmp_path, inflater
     plain, gz, damaged, truncated = (tmp_path / d for d in ("plain.json", "t.json.gz", "damaged", "truncated"))
     plain.write_bytes(gzip.decompress(_real_gz()))
     gz.write_bytes(_real_gz())
-    want, _ = _read_events([str(plain)], 0, False, parts)
-    got, [info] = _read_events([str(gz)], 0, False, parts)
+    want, _ = read_events_into([str(plain)], 0, False, parts)
+    got, [info] = read_events_into([str(gz)], 0, False, parts)
     assert info["parts"] == parts and got.equals(want)
     damaged.mkdir()
     _fails_cleanly(damaged, _damaged("zero4k", 0.5, 3), ["malformed trace: corrupt gzip data: ", "(at compressed byte "])

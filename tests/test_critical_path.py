@@ -255,6 +255,31 @@ def test_steps_are_windows_and_annotations_can_be_asked_for(tmp_path):
     assert rc == 2 and out == "" and err.count("\n") == 1 and "no host annotation or op is named like" in err
 
 
+@pytest.mark.parametrize("saved", [False, True])
+def test_annotations_leave_the_trace_views_as_they_were(tmp_path, saved):
+    # steps 7 and 8 (49 µs of path each, worked out above), step 8 inside a "train" annotation;
+    # in memory and saved to Parquet (critical_path_edges a registered table, then a file's view)
+    later = [dict(e, ts=e["ts"] + 200, name=e["name"].replace("#7", "#8")) for e in STEP]
+    for e in later:
+        if "correlation" in e["args"]:
+            e["args"] = dict(e["args"], correlation=e["args"]["correlation"] + 10)
+    t = open_events(tmp_path, STEP + later + [_x("user_annotation", "train", 190, 120)])
+    if saved:
+        t = tracecols.open(t.save(tmp_path / "saved"))
+    t.table("critical_path")  # held: the connection's view now reads its frozen result
+    steps = "select step, window_uid, sum(dur_ns) as ns from critical_path group by all order by step"
+    by_step = [(7, 0, 49000), (8, len(STEP), 49000)]
+    assert t.sql(steps).rows() == by_step
+    # two annotations in a row, each with its own windows: step 8 inside train, then step 7 alone
+    assert {w for w, _ in _summary(t, "train")} == {len(STEP) * 2}
+    assert set(t.critical_path("ProfilerStep#7")["window_uid"]) == {0}
+    assert sum(_summary(t, "ProfilerStep#7").values()) == 49000
+    # and the trace's own views still hold its steps, the edges their two windows
+    assert t.sql(steps).rows() == by_step
+    assert {w for w, _ in _summary(t)} == {0, len(STEP)}
+    assert t.sql("select distinct window_uid from critical_path_edges order by 1")["window_uid"].to_list() == [0, len(STEP)]
+
+
 def test_launch_delay_counts_only_on_an_empty_stream(tmp_path):
     # cudaLaunchKernel [1,2) -> kA [10,20); cudaLaunchKernel [3,4) -> kB [20,25);
     # cudaDeviceSynchronize [5,26); aten::relu [27,30). kA was launched onto an empty stream, but

@@ -276,12 +276,13 @@ def test_link_reads_only_its_columns_of_the_kineto_trace(monkeypatch, tmp_path, 
 
     import tracecols.pipeline as pipeline
     from tracecols.model.et_link import KINETO_COLUMNS
+    from tracecols.pipeline import memory_or_disk
 
     et = read_execution_trace(et_path)
     whole, whole_inputs = ingest([str(k_path)])
     want = link(et["nodes"], whole["events"], whole["slices"], whole["kernels"], et["meta"]["pid"])
     if streamed:
-        monkeypatch.setattr(pipeline, "IN_MEMORY_BYTES", 0)
+        monkeypatch.setattr(memory_or_disk, "IN_MEMORY_BYTES", 0)
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     got, inputs = pipeline.read_columns([str(k_path)], KINETO_COLUMNS)
     assert {k: t.column_names for k, t in got.items()} == {k: list(c) for k, c in KINETO_COLUMNS.items()}
@@ -297,7 +298,7 @@ def test_kineto_columns_do_not_keep_the_whole_read_alive():
     interface holds the whole batch (every other column) until it is freed."""
     import pyarrow as pa
 
-    from tracecols.pipeline import _copied
+    from tracecols.pipeline.memory_or_disk import _copied
 
     t = pa.table({"a": pa.chunked_array([[1, 2], [3, None]]), "b": ["x", "y", "z", None]})
     c = _copied(t.select(["a"]))

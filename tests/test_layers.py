@@ -51,7 +51,7 @@ def test_the_package_keeps_its_layers(tmp_path):
         ("read/schema.py", "from tracecols.cli import run", "tracecols.read is not allowed to import tracecols.cli"),
         # the engine reaching the store again (it is handed a writer)
         (
-            "engine/connection.py",
+            "engine/catalog.py",
             "from tracecols.store.parquet import writer",
             "tracecols.engine is not allowed to import tracecols.store",
         ),

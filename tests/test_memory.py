@@ -1,5 +1,5 @@
 """Memory settings of tracecols' own processes: what they set for their allocators (memory.for_this_process)
-and how much DuckDB may use for the views (pipeline._views_memory)."""
+and how much DuckDB may use for the views (pipeline/views_to_files.views_memory)."""
 
 import os
 import subprocess
@@ -43,10 +43,10 @@ def test_big_blocks_go_back_to_the_system_once_freed():
 
 
 def test_the_views_get_more_memory_on_a_big_trace_within_a_quarter_of_the_machine():
-    from tracecols.pipeline import _views_memory
+    from tracecols.pipeline.views_to_files import views_memory
 
-    assert _views_memory(0) == "640MB"
-    assert _views_memory(3_572_004) == "640MB"  # the 1 GB synthetic trace keeps the default
-    assert _views_memory(14_288_004) == "1526MB"  # 4 GB: 112 B an event, 1,600,256,448 B
+    assert views_memory(0) == "640MB"
+    assert views_memory(3_572_004) == "640MB"  # the 1 GB synthetic trace keeps the default
+    assert views_memory(14_288_004) == "1526MB"  # 4 GB: 112 B an event, 1,600,256,448 B
     machine = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    assert _views_memory(10**12) == f"{machine // 4 >> 20}MB"
+    assert views_memory(10**12) == f"{machine // 4 >> 20}MB"

@@ -81,10 +81,10 @@ def test_open_streams_a_big_trace_and_cleans_up(monkeypatch):
     import gc
     import os
 
-    import tracecols.pipeline as pipeline
+    import tracecols.pipeline.memory_or_disk as memory_or_disk
 
     want = tracecols.open(DATA_TRACE)
-    monkeypatch.setattr(pipeline, "IN_MEMORY_BYTES", 0)
+    monkeypatch.setattr(memory_or_disk, "IN_MEMORY_BYTES", 0)
     t = tracecols.open(DATA_TRACE)
     scratch = t._scratch.name
     assert os.path.isdir(scratch)
@@ -115,7 +115,7 @@ def test_no_view_is_planned_as_a_join_that_tests_pairs(tmp_path):
     0.17 s over Parquet and 8.7 s over Arrow, where it became a merge join (df_index_resolver,
     28k memory events). The views join on equalities and as-of conditions only, and the engine
     keeps every as-of join one, over Arrow tables in memory and over the pipeline's Parquet files."""
-    from tracecols.engine.connection import Engine
+    from tracecols.engine.catalog import Engine
 
     t = tracecols.open(DATA_TRACE)
     for name, table in t._engine.base.items():  # the base tables only, as the pipeline writes them
@@ -201,7 +201,7 @@ def test_views_run_while_a_base_table_is_still_being_written(tmp_path):
 
     import pyarrow.parquet as pq
 
-    from tracecols.engine.connection import Engine
+    from tracecols.engine.catalog import Engine
 
     out, base = _base_files(tmp_path)
     src = base["critical_path_edges"]
@@ -230,7 +230,7 @@ def test_views_run_while_a_base_table_is_still_being_written(tmp_path):
 def test_a_failed_later_table_fails_the_views(tmp_path):
     from concurrent.futures import ThreadPoolExecutor
 
-    from tracecols.engine.connection import Engine
+    from tracecols.engine.catalog import Engine
 
     _, base = _base_files(tmp_path)
     engine = Engine({**base, "critical_path_edges": str(tmp_path / "never.parquet")}, later={"critical_path_edges"})

@@ -12,10 +12,10 @@ from conftest import DATA_TRACE
 from corpus_files import all_files, rel
 
 import tracecols
-from tracecols import pipeline
 from tracecols.cli import main
 from tracecols.errors import TraceError
 from tracecols.model.traces import time_span
+from tracecols.pipeline import parse
 
 FAR = "event(s) lie far outside the rest of the trace"
 
@@ -71,7 +71,7 @@ def test_the_warning_is_on_the_first_screen_of_analyze(tmp_path, capsys):
 
 
 def _events(path):
-    ev, _ = pipeline._read_events([str(path)], 0, False, 1)
+    ev, _ = parse.read_events_into([str(path)], 0, False, 1)
     return pl.from_arrow(ev).lazy()
 
 

@@ -12,7 +12,8 @@ from conftest import DATA_TRACE, REPO
 
 import tracecols
 from tracecols.cli import main
-from tracecols.engine.connection import connect, query_error
+from tracecols.engine.connect import connect
+from tracecols.engine.query_errors import query_error
 from tracecols.errors import QueryError
 
 
@@ -128,7 +129,7 @@ def test_tracecols_opens_duckdb_only_through_connect():
         for n, line in enumerate(p.read_text().splitlines(), 1)
         if re.search(r"\bduckdb\.connect\(", line)
     ]
-    assert [c.split(":")[0] for c in calls] == ["tracecols/engine/connection.py"], calls
+    assert [c.split(":")[0] for c in calls] == ["tracecols/engine/connect.py"], calls
 
 
 def test_a_query_cannot_turn_them_back_on(trace):

@@ -1,4 +1,4 @@
-"""`tracecols info` and `tracecols sql` on a trace over pipeline.IN_MEMORY_BYTES: streamed into a
+"""`tracecols info` and `tracecols sql` on a trace over IN_MEMORY_BYTES (pipeline/memory_or_disk.py): streamed into a
 temporary Parquet directory (the pipeline's streaming mode, as `analyze -o` is), the same answers
 as read into memory, and the directory gone afterwards, on success, on error and on Ctrl-C."""
 
@@ -10,8 +10,8 @@ import pytest
 from conftest import DATA_TRACE
 
 import tracecols
-import tracecols.pipeline as pipeline
 from tracecols.cli import main
+from tracecols.pipeline import memory_or_disk, to_directory
 
 QUERIES = (
     "select * from events order by uid",  # a base table
@@ -25,13 +25,13 @@ def scratch(tmp_path, monkeypatch):
     """The temporary directory the run's scratch goes to, and a log of the streamed ingests."""
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     streamed = []
-    real = pipeline.ingest_to_dir
+    real = memory_or_disk.ingest_to_dir
 
     def spy(paths, out, *args, **kwargs):
         streamed.append(out)
         return real(paths, out, *args, **kwargs)
 
-    monkeypatch.setattr(pipeline, "ingest_to_dir", spy)
+    monkeypatch.setattr(memory_or_disk, "ingest_to_dir", spy)
     return tmp_path, streamed
 
 
@@ -54,7 +54,7 @@ def test_a_big_trace_is_streamed_with_the_same_answers(command, scratch, monkeyp
     )
     in_memory = [_run(capsys, argv) for argv in argvs]
     assert streamed == []  # the small trace is read into memory
-    monkeypatch.setattr(pipeline, "IN_MEMORY_BYTES", 0)
+    monkeypatch.setattr(memory_or_disk, "IN_MEMORY_BYTES", 0)
     out = [_run(capsys, argv) for argv in argvs]
     assert len(streamed) == len(argvs)  # each run went through the streaming ingest
     for (code, text, err), (want_code, want, _) in zip(out, in_memory):
@@ -66,7 +66,7 @@ def test_a_big_trace_is_streamed_with_the_same_answers(command, scratch, monkeyp
 
 def test_a_failing_query_leaves_no_directory(scratch, monkeypatch, capsys):
     directory, streamed = scratch
-    monkeypatch.setattr(pipeline, "IN_MEMORY_BYTES", 0)
+    monkeypatch.setattr(memory_or_disk, "IN_MEMORY_BYTES", 0)
     code, out, err = _run(capsys, ["sql", str(DATA_TRACE), "select no_such_column from events"])
     assert code == 2 and out == ""
     assert "no_such_column" in err and len(err.strip().splitlines()) == 1
@@ -76,13 +76,13 @@ def test_a_failing_query_leaves_no_directory(scratch, monkeypatch, capsys):
 
 def test_ctrl_c_while_streaming_leaves_no_directory(scratch, monkeypatch, capsys):
     directory, streamed = scratch
-    monkeypatch.setattr(pipeline, "IN_MEMORY_BYTES", 0)
+    monkeypatch.setattr(memory_or_disk, "IN_MEMORY_BYTES", 0)
 
     def interrupted(*args, **kwargs):
         assert any(directory.iterdir())  # the scratch directory exists by now
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(pipeline, "derive_from_file", interrupted)
+    monkeypatch.setattr(to_directory, "derive_from_file", interrupted)
     code, out, err = _run(capsys, ["info", str(DATA_TRACE)])
     assert code == 130 and err.strip() == "tracecols: interrupted"
     assert len(streamed) == 1
@@ -93,13 +93,13 @@ def test_queries_over_a_streamed_trace_are_bounded_and_spill_into_its_directory(
     """DuckDB over a streamed trace gets the memory limit of the pipeline's views (640 MB for a
     trace this small), not its default of 80 % of the machine, and spills inside the trace's
     temporary directory."""
-    monkeypatch.setattr(pipeline, "IN_MEMORY_BYTES", 0)
+    monkeypatch.setattr(memory_or_disk, "IN_MEMORY_BYTES", 0)
     t = tracecols.open(DATA_TRACE)
     limit, spill = t.sql("select current_setting('memory_limit'), current_setting('temp_directory')").row(0)
     assert limit == "610.3 MiB"  # 640 MB as DuckDB shows it: 640e6 / 2**20
     assert os.path.commonpath([spill, t._scratch.name]) == t._scratch.name
     t.close()
-    monkeypatch.setattr(pipeline, "IN_MEMORY_BYTES", 64 << 20)
+    monkeypatch.setattr(memory_or_disk, "IN_MEMORY_BYTES", 64 << 20)
     small = tracecols.open(DATA_TRACE)  # in memory: DuckDB's own default
     assert small._scratch is None
     assert small.sql("select current_setting('memory_limit')").item() != "610.3 MiB"

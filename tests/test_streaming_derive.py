@@ -1,6 +1,6 @@
 """The bounded-memory derive of the streaming ingest against the in-memory one.
 
-pipeline.derive_from_file, on a trace of more than IN_MEMORY_EVENTS events, sorts the host
+pipeline.derive_from_file, on a trace of more than IN_MEMORY_EVENTS events (pipeline/streamed_tables.py), sorts the host
 events with DuckDB, builds the slices a part at a time (tree.slices_in_chunks) and reads the
 rest lazily from Parquet; pipeline.read_tables builds everything from the whole events table (and
 test_tree checks that against a plain stack walk). Both must give the same tables, here with
@@ -19,6 +19,7 @@ import tracecols.pipeline as pipeline
 from tracecols.model.derive import derived_tables, describe
 from tracecols.model.events import events_table
 from tracecols.model.tree import slices_in_chunks, slices_of_sorted
+from tracecols.pipeline import streamed_tables, views_to_files
 from tracecols.read.kineto import read_trace
 
 _SMALL = [p for p in kineto_files() if p.stat().st_size < (4 << 20)]
@@ -34,13 +35,13 @@ def _both(path, tmp_path, chunk_rows):
     assert whole.pop("events_grafted").num_rows == 0
     ev_path, sl_path = tmp_path / "events.parquet", tmp_path / "slices.parquet"
     pq.write_table(ev, ev_path)
-    real, limit = pipeline.write_slices, pipeline.IN_MEMORY_EVENTS
+    real, limit = streamed_tables.write_slices, streamed_tables.IN_MEMORY_EVENTS
     try:
-        pipeline.write_slices = lambda e, o: real(e, o, chunk_rows=chunk_rows)
-        pipeline.IN_MEMORY_EVENTS = 0  # the path of big traces, on these small ones
+        streamed_tables.write_slices = lambda e, o: real(e, o, chunk_rows=chunk_rows)
+        streamed_tables.IN_MEMORY_EVENTS = 0  # the path of big traces, on these small ones
         parts = pipeline.derive_from_file(ev_path, [info], sl_path)
     finally:
-        pipeline.write_slices, pipeline.IN_MEMORY_EVENTS = real, limit
+        streamed_tables.write_slices, streamed_tables.IN_MEMORY_EVENTS = real, limit
     parts["slices"] = pq.read_table(sl_path)
     return whole, parts
 
@@ -167,7 +168,7 @@ def test_streamed_views_equal_the_in_memory_ones(path, whole, tmp_path, monkeypa
     import tracecols
     from tracecols.model.base_tables import BASE_TABLES
 
-    monkeypatch.setattr(pipeline, "WHOLE_RESULTS_EVENTS", 1 << 40 if whole else -1)
+    monkeypatch.setattr(views_to_files, "WHOLE_RESULTS_EVENTS", 1 << 40 if whole else -1)
     out = pipeline.ingest_to_dir([str(path)], tmp_path / "out")
     mem = tracecols.open(str(path))
     names = json.loads((out / "_tracecols.json").read_text())["tables"]

@@ -117,7 +117,7 @@ def test_report_on_a_full_disk_leaves_nothing(tmp_path, monkeypatch):
 
 
 def test_analyze_whose_duckdb_write_fails_leaves_nothing(tmp_path, monkeypatch):
-    from tracecols.engine.connection import Engine
+    from tracecols.engine import scheduler
 
     def copy_fails(*a, **k):
         raise duckdb.IOException(
@@ -125,7 +125,7 @@ def test_analyze_whose_duckdb_write_fails_leaves_nothing(tmp_path, monkeypatch):
             '"exception_message":"Could not write file \\"h.parquet\\": No space left on device","errno":"28"}'
         )
 
-    monkeypatch.setattr(Engine, "_stream_to", copy_fails)
+    monkeypatch.setattr(scheduler, "_stream_to", copy_fails)
     out = tmp_path / "res"
     rc, _, err = cli("analyze", DATA_TRACE, "-o", out, "-q")
     assert (rc, err) == (2, f"tracecols: {out}: cannot write: {NO_SPACE}\n")

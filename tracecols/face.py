@@ -7,14 +7,14 @@ from typing import TYPE_CHECKING
 
 # parses a query before any trace is read: `tracecols sql` refuses one that could write files
 from .engine import sqlfiles
-from .engine.connection import check_read_only as check_read_only
 from .engine.public import is_public, public_names
+from .engine.query_errors import check_read_only as check_read_only
 
 if TYPE_CHECKING:
     import polars as pl
     import pyarrow as pa
 
-    from .engine.connection import Engine
+    from .engine.catalog import Engine
 
 
 class Face:
@@ -171,9 +171,8 @@ class Face:
             raise QueryError(self.origin, f"no host annotation or op is named like {annotation!r}")
         syncs = sync_events(self.arrow(f"SELECT {', '.join(SYNC_COLUMNS)}, cat, ph FROM events WHERE cat = 'cuda_sync'"))
         edges = critical_path_edges(self.table("slices"), self.table("kernels"), syncs, annotation)
-        path = self._engine.view_over("critical_path", {"critical_path_edges": edges})
-        if summary:
-            path = self._engine.view_over("critical_path_summary", {"critical_path": path, "critical_path_edges": edges})
+        with self._engine.over({"critical_path_edges": edges}) as cur:
+            path = cur.sql(f"SELECT * FROM {name}").to_arrow_table()
         return pl.DataFrame(pl.from_arrow(path))
 
     def compare(

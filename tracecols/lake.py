@@ -11,7 +11,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from .engine.connection import Engine, Scan, sql_string
+from .engine.catalog import Engine, Scan
+from .engine.connect import sql_string
 from .errors import SourceIOError
 from .face import Face
 from .store import lake as store

@@ -4,7 +4,7 @@ A streaming ingest runs stages that each peak and then free (parse, tree, links,
 with three allocators in one process: CPython's and glibc's (parsed events), Arrow's
 (tables) and polars' jemalloc (frames). Each keeps what it freed for its own reuse, so the
 resident size of the process becomes the sum of every allocator's own peak instead of the
-peak of one stage (on a 1 GB trace, about 3 GB instead of 1.5).
+peak of one stage (docs/performance.md, "Memory handed back between stages").
 
 tracecols' own processes (the CLI, its workers, the benchmarks that stand for them) call
 for_this_process() before polars or pyarrow is loaded:
@@ -12,8 +12,7 @@ for_this_process() before polars or pyarrow is loaded:
   (Arrow's buffers, DuckDB's hash tables) from a mapping of its own, unmapped when freed.
   Left to itself glibc raises that threshold to the largest block freed so far (up to
   32 MB), after which such blocks come from its heaps, where what is freed stays resident.
-  (1 MB saved no more memory and made the tree of a 1 GB trace 55 % slower: mapping and
-  zeroing every block of 1-16 MB anew);
+  (A lower threshold saves no more memory and maps and zeroes every smaller block anew);
 - polars' jemalloc purges freed pages at once rather than after 10 s.
 The command also calls without_pandas().
 A program that imports tracecols as a library keeps its own settings. Between stages the
@@ -44,7 +43,8 @@ def for_this_process():
 def without_pandas():
     """From now on this process has no pandas, even where it is installed. pyarrow imports pandas
     at the first array it builds, to test whether its input is a pandas object, and tracecols
-    never hands it one: the import cost every command 0.2-0.3 s and 35 MB of resident memory.
+    never hands it one: the import costs every command time and resident memory
+    (docs/performance.md, "Memory handed back between stages").
     For the command and the benchmarks that stand for it; a library user keeps pandas."""
     if "pandas" not in sys.modules and not any(isinstance(f, _NoPandas) for f in sys.meta_path):
         sys.meta_path.insert(0, _NoPandas())

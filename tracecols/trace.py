@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .engine.connection import Engine
+from .engine.catalog import Engine
 from .engine.public import is_public
 from .errors import SourceIOError
 from .face import Face
@@ -129,8 +129,8 @@ def open_any(
     from .pipeline import ingest, query_options, read_captures  # here: opening a saved directory needs none of it
 
     captures = read_captures(capture, keep_secrets) if capture is not None else ()
-    # a trace over pipeline.IN_MEMORY_BYTES is streamed into a temporary directory, which lives
-    # as long as the Trace (removed at exit, or on error, by its finaliser)
+    # a trace over IN_MEMORY_BYTES (pipeline/memory_or_disk.py) is streamed into a temporary
+    # directory, which lives as long as the Trace (removed at exit, or on error, by its finaliser)
     tables, inputs, scratch = ingest([str(p) for p in paths], keep_secrets=keep_secrets, captures=captures)
     t = Trace(
         tables,

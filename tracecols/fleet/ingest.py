@@ -209,6 +209,25 @@ def ingest_lake(sources, out, executor=None, jobs=None, reporter=None, keep_secr
     return res
 
 
+def _plan_ids(m, todo, known):
+    """{path: trace_id} for the traces to ingest: a known trace keeps its id, one reserved by an
+    earlier run that did not finish gets that one, a new one the next free id. The new ones are
+    reserved in manifest `m`, and its next free id moved on."""
+    reserved = dict(m.get("reserved", {}))
+    nxt = max([m.get("next_trace_id", 0)] + [t["trace_id"] + 1 for t in m["traces"]] + [i + 1 for i in reserved.values()])
+    plan = {}
+    for p in todo:  # paths come in natural order: ids follow it
+        if p in known:
+            plan[p] = known[p]["trace_id"]
+        elif p in reserved:
+            plan[p] = reserved[p]
+        else:
+            plan[p], nxt = nxt, nxt + 1
+    m["reserved"] = {p: i for p, i in plan.items() if p not in known}
+    m["next_trace_id"] = nxt
+    return plan
+
+
 def _ingest_locked(paths, lfs, executor, jobs, rep, res, keep_secrets, verify):
     """The run proper, with the lake locked (or, `verify`, every commit checked instead)."""
     committer = store.Committer(lfs, verify=verify)  # the manifest as it is now that no one else writes
@@ -244,18 +263,7 @@ def _ingest_locked(paths, lfs, executor, jobs, rep, res, keep_secrets, verify):
                 todo.append(p)
 
         m = manifest or _new_manifest()
-        reserved = dict(m.get("reserved", {}))
-        nxt = max([m.get("next_trace_id", 0)] + [t["trace_id"] + 1 for t in m["traces"]] + [i + 1 for i in reserved.values()])
-        plan = {}
-        for p in todo:  # paths come in natural order: ids follow it
-            if p in known:
-                plan[p] = known[p]["trace_id"]
-            elif p in reserved:
-                plan[p] = reserved[p]
-            else:
-                plan[p], nxt = nxt, nxt + 1
-        m["reserved"] = {p: i for p, i in plan.items() if p not in known}
-        m["next_trace_id"] = nxt
+        plan = _plan_ids(m, todo, known)
 
         sizes = {p: work.size_of(p) or 0 for p in todo}
         rep.start(len(todo), sum(sizes.values()))

@@ -402,6 +402,27 @@ def _mapped(local, off):
     return pl.when(pl.col(local) >= 0).then(-(pl.col(off) + pl.col(local) + 1))
 
 
+# what grafted nodes take of their graph launch's slice
+_LAUNCH_COLUMNS = [
+    "trace_id",
+    "rank",
+    pl.col("uid").alias("launch_uid"),
+    pl.col("name").alias("launch_name"),
+    "pid",
+    "tid",
+    "pid_str",
+    "tid_str",
+    "ts_ns",
+    "depth",
+    "root_uid",
+    "op_uid",
+    "top_op_uid",
+    "py_uid",
+    "module_uid",
+    "pre",
+]
+
+
 def merge(slices, kernels, events_schema=None, captures=()):
     """Give graph-replayed device events to their captured ops (or a pseudo op per launch).
 
@@ -436,26 +457,7 @@ def merge(slices, kernels, events_schema=None, captures=()):
         )
     m = match(gk, list(captures), sizes)
     by_file = {c.index: c for c in captures}
-    launch = lrows.select(
-        [
-            "trace_id",
-            "rank",
-            pl.col("uid").alias("launch_uid"),
-            pl.col("name").alias("launch_name"),
-            "pid",
-            "tid",
-            "pid_str",
-            "tid_str",
-            "ts_ns",
-            "depth",
-            "root_uid",
-            "op_uid",
-            "top_op_uid",
-            "py_uid",
-            "module_uid",
-            "pre",
-        ]
-    ).with_columns(_site(sl, lrows["row"].cast(pl.Int64).to_numpy(), par))
+    launch = lrows.select(_LAUNCH_COLUMNS).with_columns(_site(sl, lrows["row"].cast(pl.Int64).to_numpy(), par))
     inst = m.join(launch, on=["trace_id", "launch_uid"], how="left").with_columns(pl.col("file").is_not_null().alias("matched"))
     # one template per matched window; one node per unmatched launch
     windows = inst.filter(pl.col("matched")).select(["file", "offset", "n"]).unique(maintain_order=True)
@@ -465,40 +467,7 @@ def merge(slices, kernels, events_schema=None, captures=()):
         tsl, per_call = by_file[w["file"]].template(w["offset"], w["n"])
         tnodes.append(tsl.with_columns(pl.lit(w["tmpl"]).alias("tmpl"), pl.lit(w["file"], pl.Int32).alias("file")))
         tcalls.append(per_call.with_columns(pl.lit(w["tmpl"]).alias("tmpl")))
-    pseudo_node = pl.DataFrame(
-        {
-            "cat": ["cpu_op"],
-            "name": [None],
-            "uid": [None],
-            "j": [0],
-            "lpar": [-1],
-            "ldepth": [0],
-            "lsub": [0],
-            "lop": [0],
-            "ltop": [0],
-            "lpy": [-1],
-            "lmod": [-1],
-            "nchild": [0],
-            "tmpl": [-1],
-            "file": [None],
-        },
-        schema={
-            "cat": pl.String,
-            "name": pl.String,
-            "uid": pl.Int64,
-            "j": pl.Int64,
-            "lpar": pl.Int64,
-            "ldepth": pl.Int64,
-            "lsub": pl.Int64,
-            "lop": pl.Int64,
-            "ltop": pl.Int64,
-            "lpy": pl.Int64,
-            "lmod": pl.Int64,
-            "nchild": pl.Int32,
-            "tmpl": pl.Int64,
-            "file": pl.Int32,
-        },
-    )
+    pseudo_node = _pseudo_node()
     nodes = pl.concat([pseudo_node] + [t.select(pseudo_node.columns).cast(pseudo_node.schema) for t in tnodes])
     sizes = nodes.group_by("tmpl").agg(pl.len().alias("T"), (pl.col("lpar") < 0).sum().alias("roots"))
     inst = (
@@ -533,7 +502,64 @@ def merge(slices, kernels, events_schema=None, captures=()):
         .drop("roots")
     )
     g = g.join(launch_pre, on=["trace_id", "launch_uid"], how="left")
-    grafted = g.select(
+    grafted = _grafted_slices(g)
+    out_slices = pl.concat(
+        [sl_new.select(SLICES_SCHEMA.names), grafted.cast({f.name: sl_new.schema[f.name] for f in SLICES_SCHEMA})]
+    ).sort(["trace_id", "pre"])
+    if grafted.height:  # the existing slices keep theirs: a graft adds nothing above them
+        out_slices = _over_the_grafted_tree(out_slices)
+    out_slices = _as_table(out_slices, SLICES_SCHEMA)
+    out_kernels = _relink(kernels, gk, inst, tcalls, nodes)
+    return {
+        "slices": out_slices,
+        "kernels": out_kernels,
+        "graph_replays": _replays(inst, gk, by_file),
+        "graph_nodes": _nodes_table(g, by_file),
+        "events": _grafted_events(g, by_file, events_schema),
+    }
+
+
+def _pseudo_node():
+    """The one node of the template of a graph launch no capture matched: a pseudo op."""
+    return pl.DataFrame(
+        {
+            "cat": ["cpu_op"],
+            "name": [None],
+            "uid": [None],
+            "j": [0],
+            "lpar": [-1],
+            "ldepth": [0],
+            "lsub": [0],
+            "lop": [0],
+            "ltop": [0],
+            "lpy": [-1],
+            "lmod": [-1],
+            "nchild": [0],
+            "tmpl": [-1],
+            "file": [None],
+        },
+        schema={
+            "cat": pl.String,
+            "name": pl.String,
+            "uid": pl.Int64,
+            "j": pl.Int64,
+            "lpar": pl.Int64,
+            "ldepth": pl.Int64,
+            "lsub": pl.Int64,
+            "lop": pl.Int64,
+            "ltop": pl.Int64,
+            "lpy": pl.Int64,
+            "lmod": pl.Int64,
+            "nchild": pl.Int32,
+            "tmpl": pl.Int64,
+            "file": pl.Int32,
+        },
+    )
+
+
+def _grafted_slices(g):
+    """The slices rows of the grafted nodes `g` (a node joined to its launch and its numbers)."""
+    return g.select(
         "trace_id",
         "rank",
         pl.col("uid_new").alias("uid"),
@@ -563,14 +589,11 @@ def merge(slices, kernels, events_schema=None, captures=()):
         pl.lit(False).alias("is_recompute"),
         pl.lit(0, pl.Int64).alias("stack_id"),
     )
-    out_slices = pl.concat(
-        [sl_new.select(SLICES_SCHEMA.names), grafted.cast({f.name: sl_new.schema[f.name] for f in SLICES_SCHEMA})]
-    ).sort(["trace_id", "pre"])
-    if grafted.height:  # the existing slices keep theirs: a graft adds nothing above them
-        out_slices = _over_the_grafted_tree(out_slices)
-    out_slices = _as_table(out_slices, SLICES_SCHEMA)
-    out_kernels = _relink(kernels, gk, inst, tcalls, nodes)
-    nodes_table = _as_table(
+
+
+def _nodes_table(g, by_file):
+    """The graph_nodes table of the grafted nodes `g`."""
+    return _as_table(
         g.select(
             "trace_id",
             pl.col("uid_new").alias("uid"),
@@ -581,13 +604,6 @@ def merge(slices, kernels, events_schema=None, captures=()):
         ),
         GRAPH_NODES_SCHEMA,
     )
-    return {
-        "slices": out_slices,
-        "kernels": out_kernels,
-        "graph_replays": _replays(inst, gk, by_file),
-        "graph_nodes": nodes_table,
-        "events": _grafted_events(g, by_file, events_schema),
-    }
 
 
 def _over_the_grafted_tree(sl):

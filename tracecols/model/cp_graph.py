@@ -460,6 +460,15 @@ def _requests(sl, syncs, launches):
             )
         )
         waits = src.filter(pl.col("name") == "Stream Wait Event").select(waits.columns)
+    out += _inferred_requests(sl, syncs, launches)
+    return pl.concat([o.select(list(_REQ)).cast(_REQ) for o in out]), waits
+
+
+def _inferred_requests(sl, syncs, launches):
+    """The requests of _requests in traces without sync events: the calls themselves say what
+    they wait for (a device sync every stream, a stream sync the stream its thread last launched onto)."""
+    out = []
+    none = pl.lit(None, pl.Int64)
     # traces without sync events: the calls themselves say what they wait for
     inf = _calls(sl, pl.col("name").is_in(DEVICE_SYNC + STREAM_SYNC)).join(
         syncs.select(pl.col("trace_id").cast(pl.Int32)).unique(), on="trace_id", how="anti"
@@ -506,7 +515,7 @@ def _requests(sl, syncs, launches):
                 pl.lit(True).alias("inferred"),
             )
         )
-    return pl.concat([o.select(list(_REQ)).cast(_REQ) for o in out]), waits
+    return out
 
 
 def build(slices, kernels, syncs=None, pattern=STEP_PATTERN):
@@ -539,27 +548,7 @@ def build(slices, kernels, syncs=None, pattern=STEP_PATTERN):
         .with_columns(pl.col("i").cast(pl.Int64))
     )
     req, waits = _requests(sl, syncs, launches)
-    # which device event each wait holds back: the next launch onto the waiting stream from the
-    # thread of the cudaStreamWaitEvent call, at or after it
-    wait_pairs = pl.DataFrame(schema={"trace_id": pl.Int32, "src": pl.Int64, "dst": pl.Int64})
-    if waits.height:
-        wp = _asof(
-            waits,
-            "call_ts",
-            launches.select(
-                "trace_id",
-                "device",
-                "stream",
-                pl.col("launch_pid").alias("pid"),
-                pl.col("launch_tid").alias("tid"),
-                "launch_ts_ns",
-                pl.col("uid").alias("dst"),
-            ),
-            "launch_ts_ns",
-            ["trace_id", "device", "stream", "pid", "tid"],
-            "forward",
-        )
-        wait_pairs = wp.filter(pl.col("dst").is_not_null()).select("trace_id", "src", "dst").unique()
+    wait_pairs = _wait_pairs(waits, launches)
     # per window: the wait edges whose two ends are both in it (i: the device event's row in kw)
     kin = kw.select("w", "trace_id", "uid", "end_ns", "i")
     wp_w = wait_pairs.join(
@@ -570,18 +559,7 @@ def build(slices, kernels, syncs=None, pattern=STEP_PATTERN):
     )
     wait_end = wp_w.group_by("dst_i").agg(pl.col("src_end").max().alias("wait_end")).rename({"dst_i": "i"})
     kw = kw.join(wait_end, on="i", how="left").sort("i")
-    same = ["w", "device", "stream"]
-    kw = kw.with_columns(pl.col("end_ns").shift(1).over(same).alias("prev_end"))
-    launch_ok = (
-        (pl.col("q_launch") == 1)
-        & (pl.col("q_start") == 0)
-        & (pl.col("prev_end").is_null() | (pl.col("prev_end") < pl.col("launch_t")))
-        & (pl.col("wait_end").is_null() | (pl.col("wait_end") < pl.col("launch_t")))
-    ).fill_null(False)
-    kk = (
-        ~launch_ok & pl.col("prev_end").is_not_null() & (pl.col("wait_end").is_null() | (pl.col("wait_end") < pl.col("prev_end")))
-    )
-    kw = kw.with_columns(launch_ok.alias("launch_ok"), kk.alias("kk"))
+    kw = _launch_and_gap(kw)
     m = kw.height
     # cross edges (they need kw and hn, dropped before the node arrays are put together)
     ts = kw["ts_ns"].to_numpy()
@@ -639,6 +617,51 @@ def build(slices, kernels, syncs=None, pattern=STEP_PATTERN):
         x_kind=x_kind[o],
         windows=win,
     )
+
+
+def _wait_pairs(waits, launches):
+    """(trace_id, src, dst) for the stream waits of _requests: the device event `dst` each one
+    holds back until device event `src` is done."""
+    # which device event each wait holds back: the next launch onto the waiting stream from the
+    # thread of the cudaStreamWaitEvent call, at or after it
+    if not waits.height:
+        return pl.DataFrame(schema={"trace_id": pl.Int32, "src": pl.Int64, "dst": pl.Int64})
+    wp = _asof(
+        waits,
+        "call_ts",
+        launches.select(
+            "trace_id",
+            "device",
+            "stream",
+            pl.col("launch_pid").alias("pid"),
+            pl.col("launch_tid").alias("tid"),
+            "launch_ts_ns",
+            pl.col("uid").alias("dst"),
+        ),
+        "launch_ts_ns",
+        ["trace_id", "device", "stream", "pid", "tid"],
+        "forward",
+    )
+    return wp.filter(pl.col("dst").is_not_null()).select("trace_id", "src", "dst").unique()
+
+
+def _launch_and_gap(kw):
+    """`kw` (device events in window, device, stream and time order) with prev_end, the end of the
+    one before on its stream; launch_ok, whether its launch delay is a launch edge (it started a
+    stream left empty before its launch); kk, whether the gap after the one before is a
+    kernel-kernel edge."""
+    same = ["w", "device", "stream"]
+    kw = kw.with_columns(pl.col("end_ns").shift(1).over(same).alias("prev_end"))
+    launch_ok = (
+        (pl.col("q_launch") == 1)
+        & (pl.col("q_start") == 0)
+        & (pl.col("prev_end").is_null() | (pl.col("prev_end") < pl.col("launch_t")))
+        & (pl.col("wait_end").is_null() | (pl.col("wait_end") < pl.col("launch_t")))
+    ).fill_null(False)
+    kk = (
+        ~launch_ok & pl.col("prev_end").is_not_null() & (pl.col("wait_end").is_null() | (pl.col("wait_end") < pl.col("prev_end")))
+    )
+    return kw.with_columns(launch_ok.alias("launch_ok"), kk.alias("kk"))
 
 
 def _host_index(hn, mask, uids):

@@ -115,49 +115,48 @@ def classify(names, cats=None):
     return df.select(classify_expr().alias("c"))["c"].to_list()
 
 
+# the columns of the events and of the slices build_kernels reads
+_EVENT_COLUMNS = [
+    "trace_id",
+    "rank",
+    "uid",
+    "ph",
+    "cat",
+    "name",
+    "pid",
+    "tid",
+    "pid_str",
+    "tid_str",
+    "ts_ns",
+    "dur_ns",
+    "end_ns",
+    "device",
+    "stream",
+    "correlation",
+    "flow_id",
+]
+_SLICE_COLUMNS = [
+    "trace_id",
+    "uid",
+    "cat",
+    "name",
+    "pid",
+    "tid",
+    "pid_str",
+    "tid_str",
+    "ts_ns",
+    "correlation",
+    "parent_uid",
+    "op_uid",
+    "top_op_uid",
+]
+
+
 def build_kernels(ev, slices):
     """Arrow table `kernels` from the events (Arrow table, polars DataFrame or LazyFrame: only
     its device events and ac2g flows are read) and the `slices` (the same kinds, in slices order)."""
-    ev = lazy_events(
-        ev,
-        [
-            "trace_id",
-            "rank",
-            "uid",
-            "ph",
-            "cat",
-            "name",
-            "pid",
-            "tid",
-            "pid_str",
-            "tid_str",
-            "ts_ns",
-            "dur_ns",
-            "end_ns",
-            "device",
-            "stream",
-            "correlation",
-            "flow_id",
-        ],
-    )
-    sl = lazy_events(
-        slices,
-        [
-            "trace_id",
-            "uid",
-            "cat",
-            "name",
-            "pid",
-            "tid",
-            "pid_str",
-            "tid_str",
-            "ts_ns",
-            "correlation",
-            "parent_uid",
-            "op_uid",
-            "top_op_uid",
-        ],
-    )
+    ev = lazy_events(ev, _EVENT_COLUMNS)
+    sl = lazy_events(slices, _SLICE_COLUMNS)
     # every slice with the few columns the walks up the tree read; the launch calls in full
     tree = sl.select(
         ["trace_id", "uid", "cat", "parent_uid", "op_uid", (pl.col("name") == "execute").fill_null(False).alias("execute")]
@@ -171,29 +170,9 @@ def build_kernels(ev, slices):
     # the wide columns are gathered once, in uid order; the links are worked out on narrow
     # frames in that same order and put beside them at the end (a join of the wide frame
     # would copy every column of millions of kernels each time)
-    k = (
-        ev.filter((pl.col("ph") == "X") & pl.col("cat").is_in(list(KERNEL_CATS)))
-        .drop(["ph", "flow_id", "end_ns"])
-        .collect(engine="streaming")
-        .sort(["trace_id", "uid"])
-    )
-    if k.height == 0:
+    k = _device_events(ev)
+    if k is None:
         return KERNELS_SCHEMA.empty_table()
-    k = k.with_columns(
-        classify_expr().alias("kernel_class"),
-        pl.coalesce(pl.col("device"), pl.col("pid")).alias("device"),
-        pl.coalesce(pl.col("stream"), pl.col("tid")).alias("stream"),
-        pl.when(pl.col("device").is_null()).then(pl.col("pid_str")).alias("_dev_str"),
-        pl.when(pl.col("stream").is_null()).then(pl.col("tid_str")).alias("_stream_str"),
-        pl.col("dur_ns").fill_null(0),
-    )
-    clipped = (
-        clip_overlaps(k.select(["uid", "ts_ns", "dur_ns"] + STREAM_KEY))
-        .sort(["trace_id", "uid"])
-        .select(["dur_ns", "end_ns", "dur_raw_ns", "clipped"])
-    )
-    k = k.drop(["dur_ns", "_dev_str", "_stream_str"]).hstack(clipped)
-    del clipped
 
     # 1. correlation, only where the id lives in a single host process
     by_corr = (
@@ -211,32 +190,11 @@ def build_kernels(ev, slices):
         by_corr, on=["trace_id", "correlation"], how="left", maintain_order="left"
     )
     # 2. ac2g flows: start on a launch slice, finish on the device event
-    fl = (
-        ev.filter(pl.col("ph").is_in(["s", "f"]) & (pl.col("cat") == "ac2g"))
-        .select(_AT + ["ph", "flow_id"])
-        .collect(engine="streaming")
-    )
-    if fl.height:
-        s_ev = (
-            fl.filter(pl.col("ph") == "s")
-            .join(launches.select(_AT + [pl.col("uid").alias("_l2")]), on=_AT, how="inner", nulls_equal=True)
-            .select(["trace_id", "flow_id", "_l2"])
-            .unique(["trace_id", "flow_id"], keep="first")
-        )
-        f_ev = (
-            fl.filter(pl.col("ph") == "f")
-            .join(k.select(_AT + [pl.col("uid").alias("_k")]), on=_AT, how="inner", nulls_equal=True)
-            .select(["trace_id", "flow_id", "_k"])
-        )
-        via = (
-            f_ev.join(s_ev, on=["trace_id", "flow_id"], how="inner")
-            .unique(["trace_id", "_k"], keep="first")
-            .select(["trace_id", pl.col("_k").alias("uid"), "_l2"])
-        )
+    via = _flow_links(ev, launches, k)
+    if via is not None:
         n = n.join(via, on=["trace_id", "uid"], how="left", maintain_order="left")
     else:
         n = n.with_columns(pl.lit(None, pl.Int64).alias("_l2"))
-    del fl
     n = n.with_columns(
         pl.coalesce(pl.col("_l1"), pl.col("_l2")).alias("launch_uid"),
         pl.when(pl.col("_l1").is_not_null())
@@ -266,6 +224,61 @@ def build_kernels(ev, slices):
     k = k.hstack(n.drop(["trace_id", "uid", "correlation"]))
     out = k.select([f.name for f in KERNELS_SCHEMA]).to_arrow()
     return pa.table([out.column(f.name).cast(f.type) for f in KERNELS_SCHEMA], schema=KERNELS_SCHEMA)
+
+
+def _device_events(ev):
+    """The device events of `ev` (a LazyFrame) in uid order, classified, on their device and
+    stream, and clipped where they overlap the next on their stream; None when there are none."""
+    k = (
+        ev.filter((pl.col("ph") == "X") & pl.col("cat").is_in(list(KERNEL_CATS)))
+        .drop(["ph", "flow_id", "end_ns"])
+        .collect(engine="streaming")
+        .sort(["trace_id", "uid"])
+    )
+    if k.height == 0:
+        return None
+    k = k.with_columns(
+        classify_expr().alias("kernel_class"),
+        pl.coalesce(pl.col("device"), pl.col("pid")).alias("device"),
+        pl.coalesce(pl.col("stream"), pl.col("tid")).alias("stream"),
+        pl.when(pl.col("device").is_null()).then(pl.col("pid_str")).alias("_dev_str"),
+        pl.when(pl.col("stream").is_null()).then(pl.col("tid_str")).alias("_stream_str"),
+        pl.col("dur_ns").fill_null(0),
+    )
+    clipped = (
+        clip_overlaps(k.select(["uid", "ts_ns", "dur_ns"] + STREAM_KEY))
+        .sort(["trace_id", "uid"])
+        .select(["dur_ns", "end_ns", "dur_raw_ns", "clipped"])
+    )
+    return k.drop(["dur_ns", "_dev_str", "_stream_str"]).hstack(clipped)
+
+
+def _flow_links(ev, launches, k):
+    """(trace_id, uid of a device event of `k`, _l2: the launch an ac2g flow ties it to), or
+    None when the events hold no such flow."""
+    fl = (
+        ev.filter(pl.col("ph").is_in(["s", "f"]) & (pl.col("cat") == "ac2g"))
+        .select(_AT + ["ph", "flow_id"])
+        .collect(engine="streaming")
+    )
+    if not fl.height:
+        return None
+    s_ev = (
+        fl.filter(pl.col("ph") == "s")
+        .join(launches.select(_AT + [pl.col("uid").alias("_l2")]), on=_AT, how="inner", nulls_equal=True)
+        .select(["trace_id", "flow_id", "_l2"])
+        .unique(["trace_id", "flow_id"], keep="first")
+    )
+    f_ev = (
+        fl.filter(pl.col("ph") == "f")
+        .join(k.select(_AT + [pl.col("uid").alias("_k")]), on=_AT, how="inner", nulls_equal=True)
+        .select(["trace_id", "flow_id", "_k"])
+    )
+    return (
+        f_ev.join(s_ev, on=["trace_id", "flow_id"], how="inner")
+        .unique(["trace_id", "_k"], keep="first")
+        .select(["trace_id", pl.col("_k").alias("uid"), "_l2"])
+    )
 
 
 def clip_overlaps(k):

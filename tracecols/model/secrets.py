@@ -503,8 +503,8 @@ def _values(col):
 def _changes(columns):
     """{value: redacted value} for every distinct value of these text columns that redaction
     changes. PREFILTER runs once, over the distinct values of all of them together: hashing is
-    far cheaper than the expression on every row, and compiling the expression (some 2 ms for
-    its hundred formats) is paid once per table, not once per column."""
+    far cheaper than the expression on every row, and compiling the expression (its hundred
+    formats) is paid once per table, not once per column."""
     distinct = [pc.unique(_values(c)).cast(pa.large_string()) for c in columns if len(c) > c.null_count]
     if not distinct:
         return {}

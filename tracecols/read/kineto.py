@@ -237,7 +237,7 @@ def _read_events_python(src, form, on_batch, batch_size=BATCH):
             uid += len(held)
         # let the last events go while the cyclic GC is still off: turned back on, its first pass
         # walks every container alive that was made meanwhile, the last batch of 16k events and
-        # their args among them (resnet50's read: 40-65 ms of one collection that frees nothing)
+        # their args among them, in one collection that frees nothing
         batch = held = run = None  # type: ignore[assignment]  # released on purpose: see above
     tail = {}
     if form == "object":

@@ -68,8 +68,8 @@ def write_manifest(directory, manifest):
 def writer(where, schema):
     """The one Parquet writer of every output: zstd, and dictionary pages for text columns only.
     pyarrow's default tries a dictionary for every column; on the int64 columns of a trace (ids,
-    ns) it fills, is thrown away and costs a third of the write for nothing (critical_path of a
-    216k-event trace: 77 -> 34 ms, 2.4 -> 1.5 MB)."""
+    ns) it fills, is thrown away and costs a third of the write for nothing (docs/performance.md,
+    "Dictionary pages for text columns only")."""
     text = [f.name for f in schema if _is_text(f.type)]
     return pq.ParquetWriter(where, schema, compression=COMPRESSION, use_dictionary=text)
 
@@ -140,7 +140,7 @@ class BackgroundWriter:
         self._rows += batch.num_rows
         if self._rows >= self.group_rows:
             # the compiled reader outruns the encoder: one group built while one is written,
-            # never more (three groups waited beside the one built, 250-300 MB at 1 GB of JSON)
+            # never more: groups waiting beside the one built would add to the peak
             self.flush(wait=True)
 
     def flush(self, wait=False):

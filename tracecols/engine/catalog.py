@@ -1,0 +1,330 @@
+"""The one catalog: a DuckDB connection over base tables held anywhere — Arrow tables in
+memory, Parquet files of a saved trace, scans of a lake's files — with the device peak table
+and every sql/ view on top, and secrets redacted on the way in (model/secrets.py)."""
+
+import re
+from contextlib import contextmanager
+
+import duckdb
+import pyarrow as pa
+
+from ..errors import QueryError
+from ..model.base_tables import BASE_TABLES
+from ..model.secrets import METADATA_TABLES, redact_table, sql_candidates
+from . import scheduler, sqlfiles
+from .connect import connect, sql_string
+from .public import is_public, public_names
+from .query_errors import USER_ERRORS, query_error
+from .specs import device_specs_table
+from .text_columns import POLARS_TEXT_TYPES, TEXT_TYPES, as_text
+
+_WORD = re.compile(r"[a-z_][a-z0-9_]*")
+# a query that reads DuckDB's own catalog sees every view: the user lists what there is
+_CATALOG_WORDS = {"information_schema", "duckdb_views", "duckdb_tables", "duckdb_columns", "show", "describe", "summarize"}
+
+
+class Scan(str):
+    """A SQL table expression to serve as a base table (a lake's `read_parquet([...])`)."""
+
+
+class Engine:
+    """Registers base tables and defines every sql/ view over them.
+
+    `tables`: {name: Arrow table | Parquet path(s) | Scan}. `redact`: secrets are redacted on
+    the way in (model/secrets.py) — in the metadata tables (small: read whole and registered
+    redacted) and, unless `clean` says the store was written with redaction, in the other
+    tables' rows that could hold one (_redacted).
+    `fs`: an fsspec
+    filesystem the scans read through. `database`: a DuckDB file to write the catalog into
+    (the Arrow tables become tables of that file) instead of an in-memory one. `later`: names of
+    base tables whose Parquet files are still being written; materialise_all_to reads each once
+    it is told the file is there."""
+
+    def __init__(
+        self,
+        tables,
+        origin="<trace>",
+        memory_limit=None,
+        temp_dir=None,
+        query_threads=None,
+        redact=False,
+        clean=False,
+        fs=None,
+        database=None,
+        later=(),
+    ):
+        self.origin = origin
+        # asof_loop_join_threshold 0: an as-of join stays one. DuckDB runs one whose left side it
+        # estimates below 64 rows as a nested loop over every pair, and its estimates of filtered
+        # scans of Arrow tables can be far too low. Set here, not by SET, so that the cursors that
+        # stream the views have it too.
+        config: dict[str, object] = {"enable_external_access": True, "asof_loop_join_threshold": 0}
+        if memory_limit:  # bounded-memory runs: DuckDB spills to temp_dir beyond this
+            config["memory_limit"] = memory_limit
+        if temp_dir:
+            config["temp_directory"] = str(temp_dir)
+        if query_threads:  # DuckDB's threads for each query (default: one per core)
+            config["threads"] = query_threads
+        self.con = connect(str(database) if database else ":memory:", config)
+        if fs is not None:
+            self.con.register_filesystem(fs)
+        self._persist = database is not None
+        self._done = {}  # materialised views
+        self._undefined = {}  # views not yet defined in DuckDB: {name: the statements that define them}
+        self._memoise = False  # whether private helpers are held (set once the base tables are known)
+        self._on_file = set()  # views whose definition reads the file materialise_all_to wrote
+        self.base = {}
+        self._registered = {}  # the Arrow tables registered on the connection: {name: table}
+        if self._persist:  # private helpers and the redacted rows sit in a schema apart (public.py)
+            self.con.execute(f"CREATE SCHEMA IF NOT EXISTS {sqlfiles.PRIVATE_SCHEMA}")
+        for name, t in tables.items():
+            if redact and name in METADATA_TABLES:
+                t = redact_table(t if isinstance(t, pa.Table) else self._read_all(t))
+            elif redact and not clean:
+                t = self._redacted(name, t)
+            if isinstance(t, pa.Table):
+                self._register(name, t)
+            elif isinstance(t, Scan):
+                self.con.execute(f"CREATE VIEW {name} AS SELECT * FROM {t}")
+            elif name not in later:
+                self._read_file(name, t)
+            self.base[name] = t
+        if "device_specs" not in self.base:  # the device peak table, for op_perf
+            self.base["device_specs"] = device_specs_table()
+            self._register("device_specs", self.base["device_specs"])
+        for text in sqlfiles.macros():
+            self.con.execute(text)
+        files = sqlfiles.load_all()
+        order = sqlfiles.ordered(files, set(self.base), BASE_TABLES)
+        self.views = [n for n in order if n not in tables]
+        # {name: (text, depends)} of every sql/ file over these tables, those a saved store holds as
+        # files among them: `over` computes them again
+        self._sql = {n: (files[n][0], set(files[n][1])) for n in order}
+        self._reads = {n: self._sql[n][1] & set(self.views) for n in self.views}
+        self._later = {n: set(files[n][1]) & set(later) for n in self.views}  # the later tables each reads
+        # A view is defined when a query first names it (_define_named), with the views it reads:
+        # DuckDB binds a view, and every view beneath it again, when it is defined: defining them
+        # all is a cost every open would pay whether it ran one query or none (docs/performance.md,
+        # "Views defined when first named"). The pipeline's materialise_all_to defines each view
+        # once the views it reads are files.
+        # A database file gets every view now: it is read by other programs.
+        self._undefined = {} if self._persist else {n: files[n][0] for n in self.views}
+        # Over a trace held in memory, a private helper is computed once, when a query first needs
+        # it: DuckDB expands views inline, and one query of tracelens_unified_perf_summary computed
+        # _tracelens_gpu_events three times (docs/performance.md, "Private helpers held once").
+        # Not over files: a lake's helpers grow with its ranks and are not held.
+        self._memoise = not self._persist and all(isinstance(t, pa.Table) for t in self.base.values())
+        # a database file lists the public views only
+        self._private = {n for n in self.views if not is_public(n)} if self._persist else set()
+        for name in self.views:
+            if name not in self._undefined:
+                self.con.execute(sqlfiles.private_in_schema(files[name][0], self._private))
+
+    def _define_named(self, query):
+        """Define the views `query` names (any word of it that is a view's name, in any case), each
+        after the views it reads. A query that lists the catalog gets every view. Over a trace in
+        memory, the private helpers beneath the views it names are computed (those it only lists
+        are not)."""
+        if not self._undefined and not self._memoise:
+            return
+        words = set(_WORD.findall(query.lower()))
+        listing = bool(words & _CATALOG_WORDS)
+        for name in list(self._undefined) if listing else [n for n in self._undefined if n in words]:
+            self._define_with_reads(name, hold=not listing)
+        if self._memoise:  # views defined by a listing, then named
+            for name in words & self._reads.keys():
+                self._hold_helpers(name)
+
+    def _define_with_reads(self, name, hold=True):
+        text = self._undefined.pop(name, None)
+        if text is None:
+            return
+        if name not in self._on_file:  # a view computed to a file reads that file alone
+            for read in sorted(self._reads[name]):
+                self._define_with_reads(read, hold)
+        self.con.execute(text)
+        # held before the views above it are defined: DuckDB binds those over the result
+        if hold and self._memoise and not is_public(name):
+            self.materialise(name)
+
+    def _hold_helpers(self, name):
+        """Compute once each private helper beneath view `name` not yet held, the deepest first."""
+        for read in sorted(self._reads[name]):
+            self._hold_helpers(read)
+            if not is_public(read) and read not in self._done:
+                self.materialise(read)
+
+    def _register(self, name, table):
+        if not self._persist:
+            self.con.register(name, table)
+            self._registered[name] = table
+            return
+        self.con.register("__arrow", table)  # a registered table does not outlive the connection
+        self.con.execute(f"CREATE TABLE {name} AS SELECT * FROM __arrow")
+        self.con.unregister("__arrow")
+
+    def _redacted(self, name, t):
+        """Table `t` with its secrets redacted: an Arrow table at once; one on disk (Parquet, a
+        lake's scan) by reading only the rows whose strings could hold one (PREFILTER, run by
+        DuckDB), redacting those, and serving `name` as the other rows on disk plus those
+        (stored in the database file when there is one, so an export needs no Python)."""
+        if isinstance(t, pa.Table):
+            return redact_table(t)
+        src = self._source(t)
+        cond = sql_candidates(self.arrow(f"SELECT * FROM {src} LIMIT 0").schema)
+        found = self.arrow(f"SELECT * FROM {src} WHERE {cond}")
+        if not found.num_rows:
+            return t
+        redacted = redact_table(found)
+        if redacted is found:  # rows the search picked, none holding a secret after all
+            return t
+        held = f"{sqlfiles.PRIVATE_SCHEMA}.redacted_{name}" if self._persist else f"__redacted_{name}"
+        self._register(held, redacted)
+        return Scan(f"(SELECT * FROM {src} WHERE NOT ({cond}) UNION ALL SELECT * FROM {held})")
+
+    @staticmethod
+    def _source(t):
+        return t if isinstance(t, Scan) else f"read_parquet({sql_string(t)})"
+
+    def _read_all(self, t):
+        return self.arrow(f"SELECT * FROM {self._source(t)}")
+
+    @property
+    def names(self) -> list[str]:
+        """Every table and view of the catalog, the private helpers included."""
+        return list(self.base) + self.views
+
+    @property
+    def public(self) -> list[str]:
+        """The tables and views that leave the engine (public.py): base tables, then views."""
+        return public_names(self.names)
+
+    def _run(self, query):
+        try:
+            self._define_named(query)
+            return self.con.sql(query)
+        except duckdb.Error as e:
+            raise query_error(self.origin, query, e) or QueryError(self.origin, str(e)) from None
+
+    @contextmanager
+    def _running(self, query):
+        """Errors met while `query`'s result is computed: the query's own mistakes (a cast that
+        fails, an overflow) are QueryError; a fault inside a view of ours stays what it is."""
+        try:
+            yield
+        except USER_ERRORS as e:
+            failed = query_error(self.origin, query, e)
+            if failed is None:
+                raise
+            raise failed from None
+
+    def show(self, query, max_rows):
+        """Print the result as a terminal table (DuckDB's renderer: no polars import needed)."""
+        rel = self._run(query)
+        if rel is not None:
+            with self._running(query):
+                rel.show(max_rows=max_rows, max_width=200, max_col_width=80)
+
+    def head(self, query, n):
+        """The first `n` rows of the result as Arrow (None for a statement without rows)."""
+        rel = self._run(query)
+        if rel is None:
+            return None
+        with self._running(query):
+            out = rel.limit(n).arrow()
+        return out.read_all() if hasattr(out, "read_all") else out
+
+    def polars(self, query, text_for_files=False):
+        """The result as a polars DataFrame. Columns of types polars cannot take (INTERVAL,
+        UNION) come as DuckDB's text of each value; with `text_for_files`, so do those CSV or
+        JSON cannot hold (TEXT_TYPES)."""
+        rel = self._run(query)
+        if rel is None:
+            return None
+        with self._running(query):
+            return as_text(rel, TEXT_TYPES if text_for_files else POLARS_TEXT_TYPES).pl()
+
+    def arrow(self, query):
+        rel = self._run(query)
+        if rel is None:
+            return None
+        with self._running(query):
+            out = rel.arrow()
+        return out.read_all() if hasattr(out, "read_all") else out
+
+    def table(self, name):
+        t = self.base.get(name)
+        if isinstance(t, pa.Table):
+            return t
+        if name not in self.names:
+            raise QueryError(self.origin, f"no table named {name!r}; tables: {', '.join(self.public)}")
+        return self.arrow(f"SELECT * FROM {name}")
+
+    @contextmanager
+    def over(self, tables):
+        """A cursor in which the tables or views named in `tables` ({name: Arrow table}) are those
+        tables, and every view that reads them, directly or through others, is computed over them:
+        the same analyses over other rows (Face.critical_path over windows of the caller's
+        choosing). The connection itself, and every other cursor, still see their own.
+
+        DuckDB binds a view's names when a query reads it, temporary objects first: the tables
+        are registered in the cursor under the names they stand for, and the views above them are
+        defined again there as temporary views from their own query text (one held by
+        `materialise` reads its frozen result, a saved store's holds its file). A cursor sees none of the connection's registered
+        Arrow tables, so they are registered in it too."""
+        affected = self._readers_of(set(tables)) - set(tables)
+        for name in affected:  # what they read that stays as it is must exist in the catalog
+            for read in self._sql[name][1] - affected:
+                self._define_with_reads(read)
+        queries = {}
+        for name in [n for n in self._sql if n in affected]:  # each after the views it reads
+            split = sqlfiles.split_view(self._sql[name][0], name)
+            if split is None:
+                raise sqlfiles.SqlModuleError(f"sql/ file {name} is not one view {name} to read over other tables")
+            setup, queries[name] = split
+            if sqlfiles.has_statements(setup):
+                self.con.execute(setup)
+        cur = self.con.cursor()
+        try:
+            for name, t in {**self._registered, **tables}.items():
+                cur.register(name, t)
+            private = self._private - affected  # a database file's private helpers sit in a schema apart
+            for name, query in queries.items():
+                cur.execute(f"CREATE OR REPLACE TEMP VIEW {name} AS {sqlfiles.private_in_schema(query, private)}")
+            yield cur
+        finally:
+            cur.close()
+
+    def _readers_of(self, names):
+        """The sql/ views that read any of `names`, directly or through other views."""
+        out: set[str] = set()
+        for view, (_, depends) in self._sql.items():  # in dependency order: a view's reads come first
+            if depends & (names | out):
+                out.add(view)
+        return out
+
+    def materialise(self, name):
+        """Compute view `name` once: from then on it, and every view built on it, reads the
+        result, and later calls return it. Base tables come back as they are.
+
+        DuckDB expands views inline, so without this a view used by three others (op_perf by
+        op_perf_summary, kernel_perf, diff) is recomputed each time.
+        """
+        if name in self._done:
+            return self._done[name]
+        t = self.table(name)
+        if name in self.views:
+            self.con.register(f"__done_{name}", t)
+            self._registered[f"__done_{name}"] = t
+            self.con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM __done_{name}")
+            self._done[name] = t
+        return t
+
+    def materialise_all_to(self, directory, writer, threads=1, view_seconds=None, only=None, whole=False, later=None):
+        """Every view computed once, each result streamed to its own Parquet file, which the view
+        then reads (scheduler.materialise_all_to)."""
+        return scheduler.materialise_all_to(self, directory, writer, threads, view_seconds, only, whole, later)
+
+    def _read_file(self, name, path):
+        """From now on, `name` reads the Parquet file(s) at `path` (a path or a list of them)."""
+        self.con.execute(scheduler.file_view(name, path))
