@@ -74,7 +74,8 @@ def alexnet():
 
 def test_queue_depth_samples_per_stream_on_its_pid(alexnet):
     events, t = alexnet
-    launches = {e["args"]["correlation"]: e for e in events if e.get("cat") == "cuda_runtime" and "correlation" in e.get("args", {})}
+    runtime = [e for e in events if e.get("cat") == "cuda_runtime"]
+    launches = {e["args"]["correlation"]: e for e in runtime if "correlation" in e.get("args", {})}
     changes = {}  # (device, stream) -> [(ts, start before launch, delta)]
     pids = {}
     for e in events:
