@@ -86,3 +86,23 @@ def test_analyze_shows_the_top_ops_then_one_row_for_the_others(rows, top):
         ops = _ranked(view)[r["trace_id"]][top:]
         assert r["cpu_self_ns"] == sum(o["cpu_self_ns"] for o in ops)
         assert r["share_pct"] == pytest.approx(sum(o["share_pct"] for o in ops), abs=1e-9)
+
+
+def test_an_output_written_before_the_columns_is_read_with_them(tmp_path):
+    """An output directory whose top_ops file lacks the rank and rest_ columns (written by an
+    older tracecols): the view is computed again from the tables saved beside it, and
+    `analyze DIR` shows the same top ops as the trace file."""
+    import pyarrow.parquet as pq
+
+    out = tmp_path / "out"
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        assert main(["analyze", str(DATA_TRACE), "-o", str(out), "-q"]) == 0
+    old = pq.read_table(out / "top_ops.parquet").select(_OLD_COLUMNS)
+    pq.write_table(old, out / "top_ops.parquet")
+    t = tracecols.open(out)
+    assert t.frame("top_ops").columns[: len(_OLD_COLUMNS)] == _OLD_COLUMNS and "op_rank" in t.frame("top_ops").columns
+    t.close()
+    assert _summary([out], 3) == _summary([DATA_TRACE], 3)
+
+
+_OLD_COLUMNS = ["trace_id", "name", "parent_module", "count", "gpu_ns", "share_pct", "cpu_self_ns"]
