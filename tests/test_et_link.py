@@ -193,6 +193,17 @@ def test_nothing_to_link_says_why(tmp_path):
         link(et["nodes"], tables["events"], tables["slices"], tables["kernels"])
 
 
+def test_save_link_writes_what_it_returns(tmp_path):
+    from tracecols.et import save_link
+
+    saved = save_link(HTA_ET, HTA_K, tmp_path / "out")
+    assert saved.directory == tmp_path / "out" and saved.et_plus == tmp_path / "out" / "et_plus.json"
+    assert [i["kind"] for i in saved.inputs] == ["execution_trace", "kineto"]
+    row = pl.read_parquet(saved.directory / "et_link.parquet").row(0, named=True)
+    assert row["matched"] == saved.summary["matched"] == 36 and row["method"] == saved.summary["method"]
+    assert json.loads(saved.et_plus.read_text())["nodes"]
+
+
 def test_cli_link_writes_parquet_and_et_plus(tmp_path):
     out = tmp_path / "out"
     r = subprocess.run(

@@ -99,6 +99,21 @@ def test_csv_and_json_of_any_type(tmp_path, expr, csv, json):
     assert (rc, err) == (0, "")
 
 
+def test_sql_text_for_files_gives_the_text_of_types_files_cannot_hold():
+    """Trace.sql(text_for_files=True), what `tracecols sql` runs for CSV and JSON: a MAP or BLOB
+    comes as DuckDB's text; without it, as polars holds it."""
+    import polars as pl
+
+    t = tracecols.open(DATA_TRACE)
+    q = "select map([1], ['x']) as m, 'ab'::blob as b, interval 1 day as i, 2 as n"
+    text = t.sql(q, text_for_files=True)
+    assert text.schema == {"m": pl.String, "b": pl.String, "i": pl.String, "n": pl.Int32}
+    assert text.row(0) == ("{1=x}", "ab", "1 day", 2)
+    plain = t.sql(q)
+    assert plain["b"].dtype == pl.Binary and plain["i"].dtype == pl.String and plain["m"].dtype != pl.String
+    assert t.sql("-- a comment, no statement", text_for_files=True).shape == (0, 0)
+
+
 def test_trace_sql_takes_an_interval(trace):
     assert trace.sql("select interval 1 day as i").rows() == [("1 day",)]
 

@@ -193,3 +193,26 @@ def test_navigation_subtree_ancestors_and_cli(capsys):
     assert out.splitlines()[0] == f"UID {lin} [cpu_op] aten::linear"
     assert " µs" in out and "[kernel]" in out
     assert main(["tree", str(path), "--uid", "987654321"]) == 2
+
+
+def test_tree_name_is_compared_as_text(tmp_path, capsys):
+    """`tree --name` finds the earliest host event of exactly that name: quotes and SQL in a
+    name are characters of the name, nothing more."""
+    import json
+
+    from tracecols.cli import main
+
+    events = [
+        {"ph": "X", "cat": "cpu_op", "name": "it's", "pid": 1, "tid": 1, "ts": 5, "dur": 1},
+        {"ph": "X", "cat": "cpu_op", "name": "it's", "pid": 1, "tid": 1, "ts": 1, "dur": 2},
+        {"ph": "X", "cat": "cpu_op", "name": "x' OR '1'='1", "pid": 1, "tid": 1, "ts": 9, "dur": 1},
+    ]
+    path = tmp_path / "q.json"
+    path.write_text(json.dumps({"traceEvents": events}))
+    assert main(["tree", str(path), "--name", "it's", "-q"]) == 0
+    out, err = capsys.readouterr()
+    assert out.splitlines()[0] == "UID 1 [cpu_op] it's" and "2 events named it's" in err
+    assert main(["tree", str(path), "--name", "x' OR '1'='1"]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == "UID 2 [cpu_op] x' OR '1'='1"
+    assert main(["tree", str(path), "--name", "' OR ''='"]) == 2
+    assert "no host event named" in capsys.readouterr().err

@@ -55,13 +55,15 @@ class Face:
             raise QueryError(self.origin, f"no view named {view!r}; views: {', '.join(sorted(self.views))}")
         return view
 
-    def sql(self, query: str) -> pl.DataFrame:
+    def sql(self, query: str, text_for_files: bool = False) -> pl.DataFrame:
         """Run DuckDB SQL over the tables; returns a polars DataFrame, never None: a query
         without a statement (empty, or comments only) gives an empty DataFrame with no columns
-        (DDL gives DuckDB's one-column status frame: `Count` or `Success`)."""
+        (DDL gives DuckDB's one-column status frame: `Count` or `Success`). Columns of a type
+        polars cannot hold (INTERVAL, UNION) come as DuckDB's text of each value; with
+        `text_for_files`, so do those CSV or JSON cannot hold (BLOB, BIT, MAP, VARIANT)."""
         import polars as pl
 
-        df = self._engine.polars(query)
+        df = self._engine.polars(query, text_for_files=text_for_files)
         return pl.DataFrame() if df is None else df
 
     def arrow(self, query: str) -> pa.Table:

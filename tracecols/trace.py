@@ -125,6 +125,8 @@ def open_any(
         stored = manifest.get("secrets_redacted") is True
         # an output written before the export policy may hold private helpers: computed again instead
         files = {n: f for n, f in parquet.table_files(d).items() if is_public(n)}
+        outdated = _outdated_views(files)
+        files = {n: f for n, f in files.items() if n not in outdated}
         return Trace(files, manifest.get("inputs", []), origin=str(d), redact=not keep_secrets, secrets_redacted=stored)
     from .pipeline import ingest, query_options, read_captures  # here: opening a saved directory needs none of it
 
@@ -141,6 +143,24 @@ def open_any(
     )
     t._scratch = scratch
     return t
+
+
+def _outdated_views(files: dict[str, str]) -> set[str]:
+    """The saved view files of an output written by an older tracecols: those whose columns are
+    not the ones the view's sql/ header lists today (a column added since). They are left out,
+    and each such view is computed again from the tables it reads."""
+    import pyarrow.parquet as pq
+
+    from .engine import sqlfiles
+
+    views = set(sqlfiles.folders())
+    out = set()
+    for name, path in files.items():
+        if name in views:
+            want = [c[0] for c in sqlfiles.columns(name)]
+            if want and pq.read_schema(path).names != want:
+                out.add(name)
+    return out
 
 
 def write(

@@ -30,38 +30,79 @@ def _table(out, title, header, rows, widths):
 SUMMARY_VIEWS = ["headline", "gpu_timeline", "kernel_stats", "top_ops", "graph_replay_share", "idle_gaps", "optimizable_ops"]
 
 
+_OP_COLUMNS = ["trace_id", "name", "parent_module", "count", "gpu_ns", "share_pct", "cpu_self_ns"]
+
+
 def top_ops(trace, top):
     """The first `top` ops of each trace, then one `(other ops)` row for the rest and the
-    `(no op)` row: shares that add up to the GPU busy time."""
-    return trace.sql(f"""
-        WITH r AS (SELECT *, row_number() OVER (PARTITION BY trace_id ORDER BY name = '(no op)', gpu_ns DESC,
-                                                   name, parent_module) AS k FROM top_ops)
-        SELECT trace_id, name, parent_module, count, gpu_ns, share_pct, cpu_self_ns
-        FROM r WHERE k <= {int(top)} OR name = '(no op)'
-        UNION ALL
-        SELECT trace_id, '(other ops)', NULL, sum(count)::BIGINT, sum(gpu_ns)::BIGINT, sum(share_pct),
-               sum(cpu_self_ns)::BIGINT
-        FROM r WHERE k > {int(top)} AND name != '(no op)' GROUP BY trace_id
-        ORDER BY trace_id, name = '(no op)', name = '(other ops)', gpu_ns DESC""")
+    `(no op)` row: shares that add up to the GPU busy time. The `(other ops)` row is the rest_
+    columns of the view's op ranked `top` (the ops below it), or of the first op with its own
+    values added when no op is shown."""
+    import polars as pl
+
+    f = trace.frame("top_ops")
+    n = max(int(top), 0)
+    ops = f.filter(pl.col("op_rank").is_not_null())
+    if n:
+        cut = ops.filter(pl.col("op_rank") == n, pl.col("rest_count") > 0)
+        other = cut.select(
+            "trace_id",
+            count="rest_count",
+            gpu_ns="rest_gpu_ns",
+            share_pct="rest_share_pct",
+            cpu_self_ns="rest_cpu_self_ns",
+        )
+    else:
+        other = ops.filter(pl.col("op_rank") == 1).select(
+            "trace_id",
+            count=pl.col("count") + pl.col("rest_count"),
+            gpu_ns=pl.col("gpu_ns") + pl.col("rest_gpu_ns"),
+            share_pct=pl.col("share_pct") + pl.col("rest_share_pct"),
+            cpu_self_ns=pl.col("cpu_self_ns") + pl.col("rest_cpu_self_ns"),
+        )
+    other = other.with_columns(
+        name=pl.lit("(other ops)"), parent_module=pl.lit(None, pl.String), order=pl.lit(1), op_rank=pl.lit(None, pl.Int64)
+    )
+    parts = [
+        ops.filter(pl.col("op_rank") <= n).with_columns(order=pl.lit(0)),
+        other,
+        f.filter(pl.col("op_rank").is_null()).with_columns(order=pl.lit(2)),  # (no op)
+    ]
+    rows = pl.concat([p.select(*_OP_COLUMNS, "order", "op_rank") for p in parts], how="vertical_relaxed")
+    return rows.sort("trace_id", "order", "op_rank", nulls_last=True).select(_OP_COLUMNS)
 
 
-# section -> the query of its rows (`{top}`: rows per table); a section whose view is missing is left out
+def _gpu_timeline(trace, top):
+    """A trace's per-device rows only when it has several devices (else they repeat the trace's)."""
+    import polars as pl
+
+    f = trace.frame("gpu_timeline")
+    several = pl.col("device").count().over("trace_id") > 1
+    return f.filter(pl.col("device").is_null() | several).sort("trace_id", "device", nulls_last=[True, False])
+
+
+def _first(view, by, descending):
+    """The first `top` rows of `view` sorted by the columns `by` (nulls last, as SQL sorts them)."""
+
+    def rows(trace, top):
+        f = trace.frame(view)
+        return f.sort(by, descending=descending, nulls_last=True).head(max(int(top), 0))
+
+    return rows
+
+
+# section -> (the view it shows, its rows given the trace and the rows per table); a section
+# whose view is missing is left out
 _SECTIONS = {
-    "headline": ("headline", "SELECT * FROM headline"),
-    # a trace's per-device rows only when it has several devices (else they repeat the trace's)
-    "gpu_timeline": (
-        "gpu_timeline",
-        """SELECT * FROM gpu_timeline
-                     QUALIFY device IS NULL OR count(device) OVER (PARTITION BY trace_id) > 1
-                     ORDER BY trace_id, device NULLS FIRST""",
-    ),
-    "top_kernels": ("kernel_stats", "SELECT * FROM kernel_stats ORDER BY sum_ns DESC, name LIMIT {top}"),
-    "top_ops": ("top_ops", None),
-    "idle_gaps": ("idle_gaps", "SELECT * FROM idle_gaps ORDER BY gap_ns DESC, trace_id, uid LIMIT {top}"),
+    "headline": ("headline", lambda trace, top: trace.frame("headline")),
+    "gpu_timeline": ("gpu_timeline", _gpu_timeline),
+    "top_kernels": ("kernel_stats", _first("kernel_stats", ["sum_ns", "name"], [True, False])),
+    "top_ops": ("top_ops", top_ops),
+    "idle_gaps": ("idle_gaps", _first("idle_gaps", ["gap_ns", "trace_id", "uid"], [True, False, False])),
     # the best-scoring overall: a lake or a multi-GPU trace ranks each device separately
     "optimizable_ops": (
         "optimizable_ops",
-        "SELECT * FROM optimizable_ops ORDER BY score DESC, trace_id, device, uid LIMIT {top}",
+        _first("optimizable_ops", ["score", "trace_id", "device", "uid"], [True, False, False, False]),
     ),
 }
 
@@ -70,11 +111,9 @@ def summary_data(trace, top=10):
     """The summary as data: {section: [row dicts]} in the order it prints, plus `notes` (lines)."""
     names = trace.tables
     out = {}
-    for section, (view, query) in _SECTIONS.items():
-        if view not in names:
-            continue
-        df = top_ops(trace, top) if query is None else trace.sql(query.format(top=int(top)))  # top_ops: no query
-        out[section] = df.to_dicts()
+    for section, (view, rows) in _SECTIONS.items():
+        if view in names:
+            out[section] = rows(trace, top).to_dicts()
     out["notes"] = graph_notes(trace)
     return out
 

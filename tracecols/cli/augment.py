@@ -18,31 +18,24 @@ def _gb(nbytes):
 
 
 def augment_values(t):
-    """{uid: {kernel_flop, kernel_num_gb}} for every device event with a modelled op (kernel_perf)
-    and for that op (its whole FLOPs and bytes, op_perf). Events that already carry either arg
-    are left alone."""
-    if "kernel_perf" not in t.tables:
+    """({uid: {kernel_flop, kernel_num_gb}}, events left alone) for the first trace: every device
+    event with a modelled op and that op (the event_flops_bytes view); events that already carry
+    either arg are left alone, and counted."""
+    import polars as pl
+
+    if "event_flops_bytes" not in t.tables:
         return {}, 0
-    rows = t.sql("""
-        WITH have AS (SELECT uid FROM events WHERE trace_id = 0 AND (kernel_flop IS NOT NULL OR kernel_num_gb IS NOT NULL)),
-        k AS (SELECT uid, kernel_flop AS flop, kernel_bytes AS nbytes FROM kernel_perf WHERE trace_id = 0),
-        o AS (SELECT DISTINCT p.uid, p.flops AS flop, p.bytes AS nbytes
-              FROM op_perf p JOIN kernel_perf kp ON kp.trace_id = p.trace_id AND kp.op_uid = p.uid
-              WHERE p.trace_id = 0)
-        SELECT x.* FROM (SELECT * FROM k UNION ALL SELECT * FROM o) x ANTI JOIN have USING (uid)
-        WHERE x.flop IS NOT NULL OR x.nbytes IS NOT NULL""")
-    skipped = t.sql(
-        "SELECT count(*) FROM events WHERE trace_id = 0 AND (kernel_flop IS NOT NULL OR kernel_num_gb IS NOT NULL)"
-    ).item()
+    rows = t.frame("event_flops_bytes").filter(pl.col("trace_id") == 0)
+    carried = pl.col("source") == "trace"
     values = {}
-    for uid, flop, nbytes in rows.iter_rows():
+    for uid, flop, nbytes in rows.filter(~carried).select("uid", "flops", "bytes").iter_rows():
         v = {}
         if flop is not None:
             v["kernel_flop"] = int(round(flop))
         if nbytes is not None:
             v["kernel_num_gb"] = _gb(nbytes)
         values[uid] = v
-    return values, skipped
+    return values, rows.filter(carried).height
 
 
 def _pid(pid, pid_str, device):
@@ -50,31 +43,22 @@ def _pid(pid, pid_str, device):
     return pid if pid is not None else pid_str if pid_str is not None else device
 
 
-# the pid and pid_str the device events of each (device, stream) of the trace sit on
-_STREAM_PIDS = """SELECT k.device, k.stream, min(e.pid) AS pid, min(e.pid_str) AS pid_str
-    FROM kernels k JOIN events e ON e.trace_id = k.trace_id AND e.uid = k.uid
-    WHERE k.trace_id = 0 GROUP BY k.device, k.stream"""
+def _first_trace(t, view, order):
+    import polars as pl
+
+    return t.frame(view).filter(pl.col("trace_id") == 0).sort(order, nulls_last=True, maintain_order=True)
 
 
 def counter_events(t):
     """Chrome counter events ("ph": "C") on the pid of each device's events: the queue length of
-    every stream (queue_depth: its value after the last change at each time, one track per stream,
-    named "stream S queue" with series "length") and the copy bandwidth of every direction
-    (memcpy_bandwidth, in GB/s = 1e9 bytes/s: one track per direction, named "memcpy HtoD", …
-    or "memset", with series "GB/s"). Perfetto names a track "<name> <series>"."""
-    queue = t.sql(f"""
-        WITH pids AS ({_STREAM_PIDS})
-        SELECT q.device, q.stream, p.pid, p.pid_str, q.ts_ns, arg_max(q.queue_depth, (q.delta, q.uid)) AS depth
-        FROM queue_depth q JOIN pids p ON p.device IS NOT DISTINCT FROM q.device AND p.stream IS NOT DISTINCT FROM q.stream
-        WHERE q.trace_id = 0
-        GROUP BY q.device, q.stream, p.pid, p.pid_str, q.ts_ns
-        ORDER BY q.device, q.stream, q.ts_ns""")
-    bandwidth = t.sql(f"""
-        WITH pids AS (SELECT device, min(pid) AS pid, min(pid_str) AS pid_str FROM ({_STREAM_PIDS}) GROUP BY device)
-        SELECT b.device, b.direction, p.pid, p.pid_str, b.ts_ns, b.bytes_per_s
-        FROM memcpy_bandwidth b JOIN pids p ON p.device IS NOT DISTINCT FROM b.device
-        WHERE b.trace_id = 0
-        ORDER BY b.device, b.direction, b.ts_ns""")
+    every stream (queue_depth_samples: its value after the last change at each time, one track
+    per stream, named "stream S queue" with series "length") and the copy bandwidth of every
+    direction (memcpy_bandwidth_samples, in GB/s = 1e9 bytes/s: one track per direction, named
+    "memcpy HtoD", … or "memset", with series "GB/s"). Perfetto names a track "<name> <series>"."""
+    queue = _first_trace(t, "queue_depth_samples", ["device", "stream", "ts_ns"])
+    queue = queue.select("device", "stream", "pid", "pid_str", "ts_ns", "queue_depth")
+    bandwidth = _first_trace(t, "memcpy_bandwidth_samples", ["device", "direction", "ts_ns"])
+    bandwidth = bandwidth.select("device", "direction", "pid", "pid_str", "ts_ns", "bytes_per_s")
     events = [
         {"ph": "C", "name": f"stream {stream} queue", "pid": _pid(pid, pid_str, device), "ts": us(ts), "args": {"length": depth}}
         for device, stream, pid, pid_str, ts, depth in queue.iter_rows()
@@ -94,12 +78,12 @@ def augment(args):
     t = open_trace(args.input, keep_secrets=args.keep_secrets)
     if len(t.inputs) != 1:
         raise SystemExit("tracecols augment: give one trace file")
-    if t.sql("select any_value(form) from traces").item() == rocprof.FORM:
+    if rocprof.FORM in t.frame("traces")["form"].to_list():
         raise Unsupported(args.input, "augment rewrites Chrome-trace JSON (traceEvents); this is a rocprofv3 file")
     values, skipped = augment_values(t)
     counters, n_queue, series = counter_events(t) if args.counters else ([], 0, {})
     n = write_augmented(args.input, args.output, values, keep_secrets=args.keep_secrets, events=counters)
-    kern = t.sql("select count(*) from kernels").item()
+    kern = t.frame("kernels").height
     sys.stdout.write(
         f"wrote {printable(args.output)}: kernel_flop / kernel_num_gb on {n:,} events "
         f"({kern:,} device events in the trace)"

@@ -22,7 +22,8 @@ def info(args):
     out = sys.stdout
     assumed = t.assumed_devices()
     categories = t.frame("event_categories")
-    for tr in t.sql("select * from traces order by trace_id").iter_rows(named=True):
+    devices = t.frame("devices")
+    for tr in t.frame("traces").sort("trace_id").iter_rows(named=True):
         meta = json.loads(tr["metadata"]) if tr["metadata"] else {}
         out.write(f"file         {printable(tr['path'])}\n")
         out.write(
@@ -36,9 +37,7 @@ def info(args):
         out.write(f"schema       {printable(tr['schema_version'] or '-', 80)}\n")
         if not os.path.isdir(tr["path"]):
             out.write(f"reader       {reader()}\n")
-        devs = t.sql(
-            f"select device, name, num_sms, total_global_mem_bytes from devices where trace_id = {tr['trace_id']} order by device"
-        )
+        devs = devices.filter(pl.col("trace_id") == tr["trace_id"]).sort("device", nulls_last=True)
         if devs.height:
             names = devs.group_by("name", maintain_order=True).len()
             desc = ", ".join(f"{r['len']}x {r['name'] or '(no name)'}" for r in names.iter_rows(named=True))
@@ -91,8 +90,8 @@ def sql(args):
             sys.stdout.write(frame_text(head.slice(0, max(args.max_rows, 0)), more=more))
         return 0
     # a column CSV, JSON or a text table cannot hold comes as DuckDB's text of each value
-    df = t._engine.polars(args.query, text_for_files=fmt != "parquet")
-    if df is not None:
+    df = t.sql(args.query, text_for_files=fmt != "parquet")
+    if df.width:  # a query without a statement (comments only) prints nothing
         emit(df, args.output, fmt)
     return 0
 
@@ -171,8 +170,10 @@ def tree(args):
     t = open_one(*expand([args.source], one=True, command="tree"), capture=args.capture, keep_secrets=args.keep_secrets)
     uid = args.uid
     if uid is None:
-        name = args.name.replace("'", "''")
-        hits = t.sql(f"select uid from slices where trace_id = {int(args.trace_id)} and name = '{name}' order by ts_ns, uid")
+        import polars as pl
+
+        named = (pl.col("trace_id") == args.trace_id) & (pl.col("name") == args.name)
+        hits = t.frame("slices").filter(named).sort("ts_ns", "uid", nulls_last=True)
         if hits.height == 0:
             raise QueryError(args.source, f"no host event named {args.name!r}")
         uid = hits["uid"][0]

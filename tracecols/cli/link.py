@@ -1,48 +1,22 @@
 """`tracecols link --et ET --kineto TRACE -o OUT`: Execution Trace <-> Kineto linking."""
 
-import json
 import sys
-from pathlib import Path
 
-import pyarrow as pa
-
-from ..et import link as run_link
+from ..et import save_link
 from ..printable import MESSAGE, printable
-from ..store import parquet
 from . import flags
 
 
-def summary_table(s):
-    cols = {k: [json.dumps(v) if isinstance(v, list) else v] for k, v in s.items()}
-    return pa.table(cols)
-
-
 def link(args):
-    et, inputs, nodes, kernels, s = run_link(args.et, args.kineto, args.keep_secrets)
-    out = Path(args.output)
-    tables = {
-        "et_nodes": nodes,
-        "et_inputs": et["inputs"],
-        "et_outputs": et["outputs"],
-        "et_kernels": kernels,
-        "et_link": summary_table(s),
-    }
-    ins = [{"path": et["path"], "size": et["size"], "sha256": et["sha256"], "kind": "execution_trace"}] + [
-        dict(i, kind="kineto") for i in inputs
-    ]
-    parquet.write_dir(
-        out, tables, parquet.manifest(tables, ins, layout="et_link", link=s, secrets_redacted=not args.keep_secrets)
-    )
-    plus = Path(args.et_plus) if args.et_plus else out / "et_plus.json"
-    from ..store.et_json import write_et_plus
-
-    write_et_plus(args.et, et["meta"], nodes, kernels, plus, keep_secrets=args.keep_secrets)
+    saved = save_link(args.et, args.kineto, args.output, et_plus=args.et_plus, keep_secrets=args.keep_secrets)
+    s, out, plus = saved.summary, saved.directory, saved.et_plus
+    et_path, kineto_path = saved.inputs[0]["path"], saved.inputs[1]["path"]
 
     def w(line):  # the ET's method, pids and paths come from the files
         sys.stdout.write(printable(line.rstrip("\n"), MESSAGE) + "\n")
 
-    w(f"ET           {et['path']}  (schema {s['et_schema']}, {s['et_nodes']:,} nodes)\n")
-    w(f"Kineto       {inputs[0]['path']}  ({s['kineto_ops']:,} cpu_op/user_annotation ops)\n")
+    w(f"ET           {et_path}  (schema {s['et_schema']}, {s['et_nodes']:,} nodes)\n")
+    w(f"Kineto       {kineto_path}  ({s['kineto_ops']:,} cpu_op/user_annotation ops)\n")
     w(f"linked by    {s['method']}  — {s['why']}\n")
     w(
         f"matched      {s['matched']:,} of {s['et_ops']:,} ET ops  (match rate {100 * s['match_rate']:.2f}%)"

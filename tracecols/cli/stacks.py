@@ -36,7 +36,7 @@ def register(sub):
 
 
 def _trace_id(trace, args):
-    ids = [r[0] for r in trace.sql("SELECT DISTINCT trace_id FROM traces ORDER BY 1").rows()]
+    ids = sorted(set(trace.frame("traces")["trace_id"].to_list()))
     if args.trace_id is not None:
         if args.trace_id not in ids:
             raise QueryError(args.source, f"has no trace {args.trace_id} (its traces: {', '.join(map(str, ids)) or 'none'})")
