@@ -102,7 +102,7 @@ def layering_errors(directory: str | Path | None = None, layers: tuple[tuple[str
 # when separated by `;`, a meaning running on over more indented lines; a meaning that has a unit
 # starts with it and a comma (`ns, start`) or with `%`.
 _COLUMN_TYPES = (
-    r"BIGINT\[\]|VARCHAR\[\]|INTEGER\[\]|DOUBLE\[\]|INTEGER|BIGINT|UBIGINT|HUGEINT|VARCHAR|DOUBLE|FLOAT|"
+    r"STRUCT\([\w ,]+\)\[\]|BIGINT\[\]|VARCHAR\[\]|INTEGER\[\]|DOUBLE\[\]|INTEGER|BIGINT|UBIGINT|HUGEINT|VARCHAR|DOUBLE|FLOAT|"
     r"BOOLEAN|TIMESTAMP|DATE"
 )
 _COLUMN = re.compile(r"\s*([\w\"%(), ./-]+?)\s+(" + _COLUMN_TYPES + r")(?![\w\[])\s*(.*)$")
