@@ -19,7 +19,6 @@ from ..store import lake as store
 from ..store import parquet
 from ..store.atomic import scratch_dir, temp_sibling, writing
 
-
 # Views of one trace kept in the lake as tables, computed when the trace is ingested: what the
 # views over many runs read (run_trend, step_outliers), so that they never read the events.
 SUMMARIES = ("step_stats",)
