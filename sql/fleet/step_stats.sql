@@ -6,7 +6,8 @@
 -- The steps are inference_steps' (serving iterations where a trace has them, else ProfilerStep#N).
 -- Wall-time figures (busy, idle, comm, data loading, sync) are taken inside the step's window
 -- on the host, [ts_ns, end_ns): a device event or a host call counts for the part of it that
--- lies in the window. GPU figures are over every device of the trace together: busy = union
+-- lies in the window (an event longer than a whole step counts in the windows where it starts
+-- and ends, not in those it spans). GPU figures are over every device of the trace together: busy = union
 -- of device events, comm = union of communication kernels, exposed comm = the part of busy
 -- where only communication ran (busy minus the union of the other events).
 -- Work figures (kernels, kernel_classes) count the device events the step launched (launch
@@ -38,11 +39,21 @@ WITH steps AS (
            phase, name, uid, ts_ns, ts_ns + dur_ns AS end_ns, dur_ns
     FROM inference_steps
 ),
-dev AS (  -- each device event clipped to the windows it overlaps
-    SELECT s.trace_id, s.uid, coalesce(k.kernel_class, 'other') AS kernel_class,
-           coalesce(k.kernel_class = 'communication', false) AS comm,
-           greatest(k.ts_ns, s.ts_ns) AS a, least(k.end_ns, s.end_ns) AS b
-    FROM kernels k JOIN steps s ON k.trace_id = s.trace_id AND k.ts_ns < s.end_ns AND k.end_ns > s.ts_ns
+dev_k AS (
+    SELECT trace_id, uid AS k, ts_ns, end_ns, coalesce(kernel_class, 'other') AS kernel_class,
+           coalesce(kernel_class = 'communication', false) AS comm
+    FROM kernels
+),
+dev_in AS (  -- the step each device event starts in, and the one it ends in (steps do not overlap)
+    SELECT d.*, s.uid, s.ts_ns AS wa, s.end_ns AS wb
+    FROM dev_k d ASOF JOIN steps s ON s.trace_id = d.trace_id AND d.ts_ns >= s.ts_ns
+    UNION
+    SELECT d.*, s.uid, s.ts_ns AS wa, s.end_ns AS wb
+    FROM dev_k d ASOF JOIN steps s ON s.trace_id = d.trace_id AND d.end_ns > s.ts_ns
+),
+dev AS (  -- each device event clipped to those windows
+    SELECT trace_id, uid, kernel_class, comm, greatest(ts_ns, wa) AS a, least(end_ns, wb) AS b
+    FROM dev_in WHERE ts_ns < wb AND end_ns > wa
 ),
 dev_u AS (
     SELECT *, _tc_union_add(a, b, trace_id, uid) AS all_add, _tc_union_add(a, b, trace_id, uid, comm) AS side_add
@@ -54,11 +65,15 @@ gpu AS (
            coalesce(sum(side_add) FILTER (WHERE NOT comm), 0)::BIGINT AS other_ns
     FROM dev_u GROUP BY ALL
 ),
-by_class AS (  -- the device events each step launched, whole, wherever they ran
-    SELECT s.trace_id, s.uid, coalesce(k.kernel_class, 'other') AS kernel_class, count(*) AS n,
-           sum(k.end_ns - k.ts_ns)::BIGINT AS ns
-    FROM kernels k JOIN steps s ON k.trace_id = s.trace_id
-         AND coalesce(k.launch_ts_ns, k.ts_ns) >= s.ts_ns AND coalesce(k.launch_ts_ns, k.ts_ns) < s.end_ns
+launched AS (  -- the device events each step launched, whole, wherever they ran
+    SELECT trace_id, coalesce(launch_ts_ns, ts_ns) AS at, coalesce(kernel_class, 'other') AS kernel_class,
+           end_ns - ts_ns AS d
+    FROM kernels
+),
+by_class AS (
+    SELECT s.trace_id, s.uid, l.kernel_class, count(*) AS n, sum(l.d)::BIGINT AS ns
+    FROM launched l ASOF JOIN steps s ON s.trace_id = l.trace_id AND l.at >= s.ts_ns
+    WHERE l.at < s.end_ns
     GROUP BY ALL
 ),
 classes AS (
@@ -66,14 +81,24 @@ classes AS (
            list({'kernel_class': kernel_class, 'ns': ns} ORDER BY ns DESC, kernel_class) AS kernel_classes
     FROM by_class GROUP BY ALL
 ),
+host_h AS (
+    SELECT trace_id, uid AS h, ts_ns, ts_ns + dur_ns AS end_ns,
+           CASE WHEN name LIKE 'enumerate(DataLoader)#%' THEN 'data' ELSE 'sync' END AS kind
+    FROM slices
+    WHERE name LIKE 'enumerate(DataLoader)#%'
+       OR name IN ('cudaDeviceSynchronize', 'cudaStreamSynchronize', 'cudaEventSynchronize',
+                   'hipDeviceSynchronize', 'hipStreamSynchronize', 'hipEventSynchronize')
+),
+host_in AS (
+    SELECT h.*, s.uid, s.ts_ns AS wa, s.end_ns AS wb
+    FROM host_h h ASOF JOIN steps s ON s.trace_id = h.trace_id AND h.ts_ns >= s.ts_ns
+    UNION
+    SELECT h.*, s.uid, s.ts_ns AS wa, s.end_ns AS wb
+    FROM host_h h ASOF JOIN steps s ON s.trace_id = h.trace_id AND h.end_ns > s.ts_ns
+),
 host AS (  -- data loading and synchronisation calls clipped to the windows they overlap
-    SELECT s.trace_id, s.uid, h.kind, greatest(h.ts_ns, s.ts_ns) AS a, least(h.ts_ns + h.dur_ns, s.end_ns) AS b
-    FROM (SELECT trace_id, ts_ns, dur_ns, CASE WHEN name LIKE 'enumerate(DataLoader)#%' THEN 'data' ELSE 'sync' END AS kind
-          FROM slices
-          WHERE name LIKE 'enumerate(DataLoader)#%'
-             OR name IN ('cudaDeviceSynchronize', 'cudaStreamSynchronize', 'cudaEventSynchronize',
-                         'hipDeviceSynchronize', 'hipStreamSynchronize', 'hipEventSynchronize')) h
-    JOIN steps s ON h.trace_id = s.trace_id AND h.ts_ns < s.end_ns AND h.ts_ns + h.dur_ns > s.ts_ns
+    SELECT trace_id, uid, kind, greatest(ts_ns, wa) AS a, least(end_ns, wb) AS b
+    FROM host_in WHERE ts_ns < wb AND end_ns > wa
 ),
 host_u AS (
     SELECT trace_id, uid, kind, _tc_union_add(a, b, trace_id, uid, kind) AS add FROM host
