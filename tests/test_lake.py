@@ -16,11 +16,12 @@ from conftest import CORPUS, DATA_TRACE, REPO
 
 import tracecols
 from tracecols.fleet.ingest import InlineExecutor, ingest_lake
+from tracecols.fleet.work import lake_tables
 
 EXE = shutil.which("tracecols") or os.path.join(os.path.dirname(sys.executable), "tracecols")
 SYNTH = REPO.parent / "shared" / "tools" / "synth_trace.py"
 DLRM = CORPUS / "param/et_replay/tests/inputs/dlrm_kineto.tar.gz.extracted/dlrm_kineto"
-BASE = tuple(sorted(__import__("tracecols.model.base_tables", fromlist=["BASE_TABLES"]).BASE_TABLES))
+BASE = lake_tables()  # what a lake holds per trace: the base tables and the summaries kept at ingest
 
 
 def synth_fleet(d, world, steps):

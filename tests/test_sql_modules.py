@@ -13,7 +13,7 @@ from tracecols.engine import sqlfiles
 from tracecols.model.base_tables import BASE_TABLES
 
 TYPES = (
-    r"BIGINT\[\]|VARCHAR\[\]|INTEGER\[\]|DOUBLE\[\]|INTEGER|BIGINT|UBIGINT|HUGEINT|VARCHAR|DOUBLE|FLOAT|"
+    r"STRUCT\([\w ,]+\)\[\]|BIGINT\[\]|VARCHAR\[\]|INTEGER\[\]|DOUBLE\[\]|INTEGER|BIGINT|UBIGINT|HUGEINT|VARCHAR|DOUBLE|FLOAT|"
     r"BOOLEAN|TIMESTAMP|DATE"
 )
 _PART = re.compile(r"\s*([\w\"%(), ./-]+?)\s+(" + TYPES + r")(?![\w\[])")

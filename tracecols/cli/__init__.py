@@ -87,6 +87,11 @@ def _parser():
         help="seconds to wait for another ingest into the same local lake (default: "
         "$TRACECOLS_LOCK_TIMEOUT, else no limit; 0 fails at once)",
     )
+    s.add_argument(
+        "--run",
+        metavar="LABEL",
+        help="the run these traces belong to (a commit, a date, a config name): one lake holds many runs (docs/fleet.md)",
+    )
     s.set_defaults(func=fleet.ingest)
 
     s = sub.add_parser("export", help="write a DuckDB file of views over a lake, for BI tools")

@@ -130,6 +130,9 @@ def _lock_timeout(args):
 
 def ingest(args):
     lock_timeout = _lock_timeout(args)
+    run = getattr(args, "run", None)
+    if run is not None and not run.strip():
+        raise SourceIOError("--run", "expected a label (a commit, a date, a config name), got an empty one")
     client, executor = _executor(args)
     rep = ProgressReporter(quiet=args.quiet)
     try:
@@ -142,6 +145,7 @@ def ingest(args):
                 reporter=rep,
                 keep_secrets=args.keep_secrets,
                 lock_timeout=lock_timeout,
+                run=run,
             )
     finally:
         if client is not None:

@@ -27,13 +27,15 @@ def sql_dir():
 # The folders of sql/, lowest layer first. A view reads base tables, views of its own folder and
 # views of folders in lower layers; folders that share a layer read none of each other's views.
 # Generic analyses sit below the specialised ones (serving, fleet, the compatibility views), which
-# they never read, and a headline that summarises several folders sits above all of them.
+# they never read, and a headline that summarises several folders sits above all of them. The
+# fleet's per-step views take their steps from serving's (a serving iteration is a step).
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("core",),
     ("time", "memory"),
     ("ops",),
     ("kernels",),
-    ("serving", "fleet", "compat/tracelens"),
+    ("serving", "compat/tracelens"),
+    ("fleet",),
     ("summary",),
 )
 
@@ -100,7 +102,7 @@ def layering_errors(directory: str | Path | None = None, layers: tuple[tuple[str
 # when separated by `;`, a meaning running on over more indented lines; a meaning that has a unit
 # starts with it and a comma (`ns, start`) or with `%`.
 _COLUMN_TYPES = (
-    r"BIGINT\[\]|VARCHAR\[\]|INTEGER\[\]|DOUBLE\[\]|INTEGER|BIGINT|UBIGINT|HUGEINT|VARCHAR|DOUBLE|FLOAT|"
+    r"STRUCT\([\w ,]+\)\[\]|BIGINT\[\]|VARCHAR\[\]|INTEGER\[\]|DOUBLE\[\]|INTEGER|BIGINT|UBIGINT|HUGEINT|VARCHAR|DOUBLE|FLOAT|"
     r"BOOLEAN|TIMESTAMP|DATE"
 )
 _COLUMN = re.compile(r"\s*([\w\"%(), ./-]+?)\s+(" + _COLUMN_TYPES + r")(?![\w\[])\s*(.*)$")

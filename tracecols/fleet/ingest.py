@@ -32,10 +32,9 @@ from .walk import Walk
 
 
 def _base_tables():
-    """The tables one trace's ingest produces (the single-trace pipeline decides)."""
-    from ..model.base_tables import BASE_TABLES
-
-    return tuple(sorted(BASE_TABLES))
+    """The tables one trace's ingest produces: the single-trace pipeline's base tables, and the
+    per-trace summaries the lake keeps (work.SUMMARIES)."""
+    return work.lake_tables()
 
 
 _RECORD_KEYS = (
@@ -49,6 +48,7 @@ _RECORD_KEYS = (
     "n_events",
     "files",
     "secrets_redacted",
+    "run",
 )
 
 
@@ -119,6 +119,7 @@ def _new_manifest():
         traces=[],
         reserved={},
         next_trace_id=0,
+        runs=[],
     )
 
 
@@ -162,10 +163,15 @@ def _as_completed(executor, tasks, futures):
         yield futures[fut], fut
 
 
-def ingest_lake(sources, out, executor=None, jobs=None, reporter=None, keep_secrets=False, lock_timeout=None):
+def ingest_lake(sources, out, executor=None, jobs=None, reporter=None, keep_secrets=False, lock_timeout=None, run=None):
     """Ingest the traces found in `sources` into the lake at `out`; returns a Result.
 
     Secret-looking metadata values are redacted before they are written, unless `keep_secrets`.
+
+    `run`: the label of the run these traces belong to (a commit, a date, a config name),
+    written into their `traces` rows with its place in the lake's run order: the order in which
+    labels were first ingested (the manifest's `runs`). An input already in the lake under
+    another label (or none) is ingested again with this one.
 
     executor: any concurrent.futures.Executor (default: a process pool of `jobs` processes,
     one per core; jobs=1 runs in this process).
@@ -201,7 +207,7 @@ def ingest_lake(sources, out, executor=None, jobs=None, reporter=None, keep_secr
                         f"cannot lock {lfs.root} ({lock.unsupported}); "
                         "running without a lock: do not start another ingest into it meanwhile"
                     )
-            _ingest_locked(paths, lfs, executor, jobs, rep, res, keep_secrets, verify=not lock.held)
+            _ingest_locked(paths, lfs, executor, jobs, rep, res, keep_secrets, verify=not lock.held, run=run)
     finally:
         lock.release()
         rep.finish()
@@ -228,7 +234,7 @@ def _plan_ids(m, todo, known):
     return plan
 
 
-def _ingest_locked(paths, lfs, executor, jobs, rep, res, keep_secrets, verify):
+def _ingest_locked(paths, lfs, executor, jobs, rep, res, keep_secrets, verify, run=None):
     """The run proper, with the lake locked (or, `verify`, every commit checked instead)."""
     committer = store.Committer(lfs, verify=verify)  # the manifest as it is now that no one else writes
     manifest = committer.manifest
@@ -255,15 +261,23 @@ def _ingest_locked(paths, lfs, executor, jobs, rep, res, keep_secrets, verify):
         # which known inputs changed: size first, the hash only when the size agrees
         same_size = [p for p in paths if p in known and p not in damaged and work.size_of(p) == known[p]["size"]]
         digests = {p: sha for p, _, sha in executor.map(work.hash_file, same_size)} if same_size else {}
-        todo = []
+        todo, relabelled = [], 0
         for p in paths:
-            if p in known and digests.get(p) == known[p]["sha256"]:
+            if p in known and digests.get(p) == known[p]["sha256"] and known[p].get("run") == run:
                 res.unchanged.append(p)
             else:
                 todo.append(p)
+                relabelled += p in known and digests.get(p) == known[p]["sha256"]
+        if relabelled:
+            rep.note(f"{relabelled} unchanged trace(s) ingested again: the lake has them under another run label")
 
         m = manifest or _new_manifest()
         plan = _plan_ids(m, todo, known)
+        # run order: the order in which labels first reach the lake (written with the first commit)
+        runs = m.setdefault("runs", [])
+        if run is not None and todo and run not in runs:
+            runs.append(run)
+        run_seq = None if run is None else runs.index(run) if run in runs else None
 
         sizes = {p: work.size_of(p) or 0 for p in todo}
         rep.start(len(todo), sum(sizes.values()))
@@ -271,7 +285,7 @@ def _ingest_locked(paths, lfs, executor, jobs, rep, res, keep_secrets, verify):
         order = sorted(todo, key=lambda p: (-sizes[p], plan[p]))
         # fewer traces than cores: each trace is read in parts (read/split.py) by its worker
         parts = max(1, (jobs or os.cpu_count() or 1) // max(1, len(todo))) if own_pool else 1
-        tasks = [(p, (work.ingest_one, p, plan[p], lfs.root, keep_secrets, parts)) for p in order]
+        tasks = [(p, (work.ingest_one, p, plan[p], lfs.root, keep_secrets, parts, run, run_seq)) for p in order]
         futures: dict[cf.Future, str] = {}  # what was submitted: the trace it reads
         try:
             for p, fut in _as_completed(executor, tasks, futures):

@@ -32,6 +32,8 @@ TRACES_SCHEMA = pa.schema(
         ("distributed_info", pa.string()),
         ("metadata", pa.string()),
         ("warnings", pa.list_(pa.string())),
+        ("run", pa.string()),
+        ("run_seq", pa.int32()),
     ]
 )
 
@@ -154,6 +156,8 @@ def traces_table(trace_id, info, span, rank, rank_source, warnings=()):
         "distributed_info": jsontext.dumps(dist) if dist else None,
         "metadata": jsontext.dumps(meta),
         "warnings": list(warnings),
+        "run": None,  # set by a lake's ingest (--run): fleet/work.py
+        "run_seq": None,
     }
     return pa.Table.from_pylist([row], schema=TRACES_SCHEMA)
 
