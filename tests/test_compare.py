@@ -198,3 +198,25 @@ def test_html_page_of_a_comparison(halves, tmp_path):
     assert '<td class="name" title="gemm">gemm</td>' in beyond
     assert '<td class="name" title="aten::mm">aten::mm</td>' in beyond
     assert "<script src" not in page and "http://" not in page.split("<body>")[1]
+
+
+def test_two_runs_of_one_lake_compare_as_their_files(tmp_path):
+    """A lake holding base_a as run `fp32` and tf32 as run `tf32`: comparing the lake's two runs
+    gives the numbers of comparing the two files."""
+    from tracecols.fleet.ingest import ingest_lake
+
+    lake = tmp_path / "lake"
+    for run, name in (("fp32", "base_a"), ("tf32", "tf32")):
+        src = tmp_path / run
+        src.mkdir()
+        (src / f"{name}.pt.trace.json.gz").write_bytes((RUNS / f"{name}.pt.trace.json.gz").read_bytes())
+        ingest_lake([str(src)], str(lake), jobs=1, run=run)
+    files = _compare(str(RUNS / "base_a.pt.trace.json.gz"), str(RUNS / "tf32.pt.trace.json.gz"))
+    runs = tracecols.Lake(lake, run="fp32").compare(tracecols.Lake(lake, run="tf32"))
+    for kind in ("step", "kernel_class", "op"):
+        cols = [c for c in files[kind].columns if c not in ("p_value", "q_value")]
+        assert runs[kind].select(cols).equals(files[kind].select(cols)), kind
+    code, out = _cli("compare", lake, lake, "--run-a", "fp32", "--run-b", "tf32", "--fail-if", "kernel_class:gemm:-50%")
+    assert code == 1 and "BREACH  kernel_class:gemm:-50%" in out
+    code = main(["compare", str(lake), str(lake), "--run-a", "nope", "--run-b", "tf32"])
+    assert code == 2

@@ -27,7 +27,8 @@ def _scan(paths: list[str]) -> Scan:
 class Lake(Face):
     """A lake written by `tracecols ingest … -o LAKE`. `sql()` answers with polars, `table()` with Arrow."""
 
-    def __init__(self, path: str | os.PathLike, keep_secrets: bool = False) -> None:
+    def __init__(self, path: str | os.PathLike, keep_secrets: bool = False, run: str | None = None) -> None:
+        """`run`: only the traces ingested with `--run RUN` (docs/fleet.md, Runs)."""
         self.keep_secrets = keep_secrets
         self.lfs = store.LakeFS(path)
         self.origin = self.lfs.root
@@ -36,6 +37,11 @@ class Lake(Face):
             raise SourceIOError(path, "has no _tracecols.json (not a tracecols lake)")
         if not m.get("traces"):
             raise SourceIOError(path, "is an empty lake: no trace has been committed to it yet")
+        if run is not None:
+            runs = sorted({t["run"] for t in m["traces"] if t.get("run") is not None})
+            m = {**m, "traces": [t for t in m["traces"] if t.get("run") == run]}
+            if not m["traces"]:
+                raise SourceIOError(path, f"has no run {run!r}; its runs: {', '.join(runs) or 'none (ingested without --run)'}")
         self.manifest: dict[str, Any] = m
         self.inputs: list[dict[str, Any]] = m.get("inputs", [])
         # every trace ingested with redaction: nothing to redact on the way out

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from .engine.catalog import Engine
 from .engine.public import is_public
-from .errors import SourceIOError
+from .errors import Unsupported, SourceIOError
 from .face import Face
 from .read.source import note_input
 from .store import parquet
@@ -102,9 +102,13 @@ def _is_lake(path: str | os.PathLike[str]) -> bool:
 
 
 def open_any(
-    *paths: str | os.PathLike[str], keep_secrets: bool = False, capture: str | os.PathLike[str] | None = None
+    *paths: str | os.PathLike[str],
+    keep_secrets: bool = False,
+    capture: str | os.PathLike[str] | None = None,
+    run: str | None = None,
 ) -> Trace | Lake:
-    """What the commands open: `open`'s traces, or the Lake a lake directory holds."""
+    """What the commands open: `open`'s traces, or the Lake a lake directory holds (`run`: only
+    its traces of that run; a source that is not a lake has no runs)."""
     if not paths:
         raise TypeError("tracecols.open() needs at least one path")
     if len(paths) == 1 and os.path.isdir(str(paths[0])):
@@ -117,7 +121,9 @@ def open_any(
         if manifest and manifest.get("layout") == "lake":  # written by `tracecols ingest`: many traces
             from .lake import Lake
 
-            return Lake(d, keep_secrets=keep_secrets)
+            return Lake(d, keep_secrets=keep_secrets, run=run)
+        if run is not None:
+            raise Unsupported(d, f"is not a lake: it has no runs to choose {run!r} from")
         if manifest is None:
             raise SourceIOError(d, "is a directory without _tracecols.json (not a tracecols output)")
         # redacted on the way out: wholly if written with keep_secrets (or before events were
@@ -128,6 +134,8 @@ def open_any(
         outdated = _outdated_views(files)
         files = {n: f for n, f in files.items() if n not in outdated}
         return Trace(files, manifest.get("inputs", []), origin=str(d), redact=not keep_secrets, secrets_redacted=stored)
+    if run is not None:
+        raise Unsupported(", ".join(str(p) for p in paths), f"is not a lake: it has no runs to choose {run!r} from")
     from .pipeline import ingest, query_options, read_captures  # here: opening a saved directory needs none of it
 
     captures = read_captures(capture, keep_secrets) if capture is not None else ()

@@ -28,21 +28,22 @@ FILES = {
 }
 
 
-def _opened(source, capture, keep_secrets) -> Face:
-    t = open_trace(*expand([source], command="compare"), capture=capture, keep_secrets=keep_secrets)
+def _opened(source, capture, keep_secrets, run=None) -> Face:
+    t = open_trace(*expand([source], command="compare"), capture=capture, keep_secrets=keep_secrets, run=run)
     if "slices" not in t.tables or "kernels" not in t.tables:
         raise Unsupported(source, "compare needs traces (or a tracecols output directory or lake of them)")
     return t
 
 
-def compute(a, b, kinds=KINDS, captures=(), by_device=False, keep_secrets=False, min_change_pct=None):
+def compute(a, b, kinds=KINDS, captures=(), by_device=False, keep_secrets=False, min_change_pct=None, runs=(None, None)):
     """Open the two sides (each a trace, a quoted glob of traces, a saved directory or a lake;
-    `captures`: no capture folder, one for both, or A's and B's) and compare them."""
+    `captures`: no capture folder, one for both, or A's and B's; `runs`: of a lake side, only
+    that run's traces) and compare them."""
     if len(captures) > 2:
         raise Unsupported("--capture", "give it once (both sides) or twice (A's, then B's)")
     cap = list(captures) * (2 if len(captures) == 1 else 1) or [None, None]
-    side_a = _opened(a, cap[0], keep_secrets)
-    return side_a.compare(_opened(b, cap[1], keep_secrets), kinds, by_device, min_change_pct)
+    side_a = _opened(a, cap[0], keep_secrets, runs[0])
+    return side_a.compare(_opened(b, cap[1], keep_secrets, runs[1]), kinds, by_device, min_change_pct)
 
 
 def _signed(fmt):
@@ -213,7 +214,9 @@ def compare(args):
     else:
         kinds = tuple(dict.fromkeys(("step", "kernel_class", "op", "kernel", args.by)))
         kinds += tuple(r.kind for r in rules if r.kind not in kinds)
-    res = compute(args.a, args.b, kinds, args.capture, args.by_device, args.keep_secrets, args.min_change)
+    res = compute(
+        args.a, args.b, kinds, args.capture, args.by_device, args.keep_secrets, args.min_change, (args.run_a, args.run_b)
+    )
     breaches, unchecked = gate.check(rules, res)
     out = sys.stdout
     if args.format == "json":
@@ -286,6 +289,8 @@ def register(sub):
     )
     s.add_argument("a", help="side A: a trace (file or URL), a quoted glob of traces, a tracecols output directory or a lake")
     s.add_argument("b", help="side B, likewise")
+    s.add_argument("--run-a", metavar="LABEL", help="side A is a lake: only its traces of this run (ingest --run)")
+    s.add_argument("--run-b", metavar="LABEL", help="side B is a lake: only its traces of this run")
     s.add_argument("--by", choices=SHOWN, default="kernel", help="the comparison shown in full (default kernel)")
     s.add_argument(
         "--by-device", action="store_true", help="match kernels by device and name (default: by name, summed over devices)"
