@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from .engine.catalog import Engine
 from .engine.public import is_public
-from .errors import Unsupported, SourceIOError
+from .errors import SourceIOError, Unsupported
 from .face import Face
 from .read.source import note_input
 from .store import parquet
