@@ -181,7 +181,7 @@ def test_json_output_holds_every_comparison(halves):
     code, out = _cli("compare", halves["a"], halves["slow"], "--format", "json", "--fail-if", "kernel_class:gemm:+5%")
     doc = json.loads(out)
     assert code == 1
-    assert set(doc["comparisons"]) == {"step", "kernel_class", "kernel", "op", "callpath"}
+    assert set(doc["comparisons"]) == {"step", "kernel_class", "kernel", "op", "shape", "module", "callpath"}
     assert [b["key"] for b in doc["breaches"]] == ["gemm"]
     gemm = next(r for r in doc["comparisons"]["kernel_class"] if r["kernel_class"] == "gemm")
     assert gemm["significant"] is True
@@ -220,3 +220,28 @@ def test_two_runs_of_one_lake_compare_as_their_files(tmp_path):
     assert code == 1 and "BREACH  kernel_class:gemm:-50%" in out
     code = main(["compare", str(lake), str(lake), "--run-a", "nope", "--run-b", "tf32"])
     assert code == 2
+
+
+def test_ops_by_shape_and_by_module_count_as_the_file_does():
+    """Ops keyed by (name, input shapes): the counts of each pair in the JSON, TensorList shapes
+    (the foreach ops of AdamW) included; every op is in one module row (these traces record no
+    nn.Module frames: all in `(no module)`)."""
+    from collections import Counter
+
+    doc = _load("base_a")
+    want = Counter(
+        (e["name"], json.dumps(e["args"]["Input Dims"]).replace(" ", ""))
+        for e in doc["traceEvents"]
+        if e.get("ph") == "X" and e.get("cat") == "cpu_op" and "Input Dims" in e.get("args", {})
+    )
+    res = _compare(str(RUNS / "base_a.pt.trace.json.gz"), str(RUNS / "base_b.pt.trace.json.gz"))
+    got = Counter(
+        {
+            (r["name"], r["input_dims"].replace(" ", "")): r["count_a"]
+            for r in res["shape"].iter_rows(named=True)
+            if r["input_dims"]
+        }
+    )
+    assert +got == +want
+    n_ops = sum(1 for e in doc["traceEvents"] if e.get("ph") == "X" and e.get("cat") == "cpu_op")
+    assert res["module"]["module"].to_list() == ["(no module)"] and res["module"]["count_a"].item() == n_ops

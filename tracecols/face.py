@@ -180,13 +180,13 @@ class Face:
     def compare(
         self,
         other: Face,
-        kinds: tuple[str, ...] = ("step", "kernel_class", "kernel", "op", "callpath"),
+        kinds: tuple[str, ...] = ("step", "kernel_class", "kernel", "op", "shape", "module", "callpath"),
         by_device: bool = False,
         min_change_pct: float | None = None,
     ) -> dict[str, pl.DataFrame]:
         """What changed from these traces (A) to `other`'s (B), and whether it is beyond noise:
-        {kind: comparison frame} for the step metrics, kernel classes, kernels, ops and call
-        paths (docs/diff.md). Kernels match by name over all devices, or by (device, name)
+        {kind: comparison frame} for the step metrics, kernel classes, kernels, ops (by name, by
+        name and input shapes, by the module they ran in) and call paths (docs/diff.md). Kernels match by name over all devices, or by (device, name)
         with `by_device`. Each row holds its per-step samples' test (`significant`: a rank
         test's q-value below 0.05 and a shift of `min_change_pct` % of A or more, default 2)."""
         from .model.diff import diff
@@ -203,6 +203,13 @@ class Face:
         }
         if "kernel_perf" in self.tables:
             d["kernel_perf"] = self.sql("select * from kernel_perf")
+        # an op's input shapes as compact JSON text: the typed column, or for shapes it cannot hold
+        # (a TensorList's list of shape lists) the text the trace wrote, kept in args
+        d["op_args"] = self.sql(
+            """SELECT trace_id, uid, replace(coalesce(to_json(input_dims)::VARCHAR,
+                      json_extract(args, '$."Input Dims"')::VARCHAR), ' ', '') AS input_dims
+               FROM events WHERE cat = 'cpu_op'"""
+        )
         return d
 
     def redactions(self, trace_id: int) -> tuple[int, int]:

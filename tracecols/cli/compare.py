@@ -17,13 +17,15 @@ from . import flags
 from .sources import expand
 from .table import Col, render, text
 
-KINDS = ("step", "kernel_class", "kernel", "op", "callpath")
-SHOWN = ("kernel", "kernel_class", "op", "callpath")  # --by: a table of one of these
+KINDS = ("step", "kernel_class", "kernel", "op", "shape", "module", "callpath")
+SHOWN = ("kernel", "kernel_class", "op", "shape", "module", "callpath")  # --by: a table of one of these
 FILES = {
     "step": "diff_steps",
     "kernel_class": "diff_kernel_classes",
     "kernel": "diff_kernels",
     "op": "diff_ops",
+    "shape": "diff_op_shapes",
+    "module": "diff_modules",
     "callpath": "diff_callpaths",
 }
 
@@ -114,9 +116,12 @@ def terminal(frame, kind, top):
             ("delta_gpu_pct", replace(pct, header="Δ %", fmt=_signed(fmt_pct))),
         ]
     else:
-        key = "name" if kind == "op" else "callpath"
+        if kind == "shape":
+            spec += [("name", Col("name", text, 40)), ("input_dims", Col("input shapes", text, 40))]
+        else:
+            key = {"op": "name", "module": "module", "callpath": "callpath"}[kind]
+            spec.append((key, Col(key, text, 70, keep="end" if kind == "callpath" else "start")))
         spec += [
-            (key, Col(key, text, 70, keep="end" if kind == "callpath" else "start")),
             ("count_a", replace(num, header="n A")),
             ("count_b", replace(num, header="n B")),
             ("gpu_ns_a", replace(ns, header="GPU A")),
@@ -270,6 +275,8 @@ def _write_terminal(args, res, out):
         "kernel": " by device and name" if args.by_device else " by name, all devices together",
         "kernel_class": "",
         "op": " by name",
+        "shape": " (ops by name and input shapes)",
+        "module": " (ops by the module they ran in)",
         "callpath": "",
     }[args.by]
     out.write(

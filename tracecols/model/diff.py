@@ -26,7 +26,15 @@ import polars as pl
 from . import noise, steps
 from .tree import nearest
 
-KEYS = {"kernel": ["name"], "kernel_class": ["kernel_class"], "op": ["name"], "callpath": ["callpath"]}
+KEYS = {
+    "kernel": ["name"],
+    "kernel_class": ["kernel_class"],
+    "op": ["name"],
+    "shape": ["name", "input_dims"],
+    "module": ["module"],
+    "callpath": ["callpath"],
+}
+NO_MODULE = "(no module)"
 KINDS = ("step",) + tuple(KEYS)
 KERNEL_BY_DEVICE = ["device", "name"]
 PATH_CATS = ("cpu_op", "user_annotation")
@@ -108,6 +116,26 @@ def _agg(frame, keys):
         pl.col("_nk").sum().cast(pl.Int64).alias("kernels"),
         pl.col("_gpu").sum().cast(pl.Int64).alias("gpu_ns"),
     )
+
+
+def _ops(tables, kind):
+    """The cpu_op slices with their direct GPU time and the columns of `kind`'s key."""
+    slices = tables["slices"]
+    ops = _op_gpu(slices.filter(pl.col("cat") == "cpu_op"), tables["kernels"])
+    if kind == "shape":
+        args = tables.get("op_args")
+        if args is None or not args.height:
+            args = pl.DataFrame(schema={"trace_id": pl.Int32, "uid": pl.Int64, "input_dims": pl.String})
+        ops = ops.join(args.select("trace_id", "uid", "input_dims"), on=["trace_id", "uid"], how="left")
+        ops = ops.with_columns(pl.col("input_dims").fill_null(""))
+    elif kind == "module":
+        modules = slices.select("trace_id", pl.col("uid").alias("module_uid"), pl.col("name").alias("module"))
+        ops = ops.join(modules, on=["trace_id", "module_uid"], how="left").with_columns(
+            pl.col("module").str.replace(r"^nn\.Module: ", "").fill_null(NO_MODULE)
+        )
+    elif kind == "callpath":
+        ops = ops.join(callpaths(slices), on=["trace_id", "uid"], how="left")
+    return ops
 
 
 def op_side(slices, kernels):
@@ -249,6 +277,8 @@ def diff(a_tables, b_tables, kind, by_device=False, min_change_pct=None):
     elif kind == "callpath":
         sa = callpath_side(a_tables["slices"], a_tables["kernels"])
         sb = callpath_side(b_tables["slices"], b_tables["kernels"])
+    elif kind in ("shape", "module"):
+        sa, sb = _agg(_ops(a_tables, kind), KEYS[kind]), _agg(_ops(b_tables, kind), KEYS[kind])
     else:
         raise ValueError(f"unknown diff kind {kind!r}")
     k = keys(kind, by_device)
@@ -299,10 +329,7 @@ def samples(tables, kind, by_device=False):
         by = keys(kind, by_device)
         s = k.group_by(["trace_id", "step"] + by).agg(pl.col("dur_ns").sum().alias("v"))
     else:
-        ops = _op_gpu(slices.filter(pl.col("cat") == "cpu_op"), kernels)
-        if kind == "callpath":
-            ops = ops.join(callpaths(slices), on=["trace_id", "uid"], how="left")
-        ops = steps.assign(ops, w, "ts_ns")
+        ops = steps.assign(_ops(tables, kind), w, "ts_ns")
         s = ops.group_by(["trace_id", "step"] + KEYS[kind]).agg(pl.col("_gpu").sum().alias("v"))
     return s.filter(pl.col("step").is_not_null()), w.height
 
