@@ -187,8 +187,9 @@ class Face:
         """What changed from these traces (A) to `other`'s (B), and whether it is beyond noise:
         {kind: comparison frame} for the step metrics, kernel classes, kernels, ops (by name, by
         name and input shapes, by the module they ran in) and call paths (docs/diff.md). Kernels
-        match by name over all devices, or by (device, name) with `by_device`. Each row holds its per-step samples' test (`significant`: a rank
-        test's q-value below 0.05 and a shift of `min_change_pct` % of A or more, default 2)."""
+        match by name over all devices, or by (device, name) with `by_device`. Each row holds
+        its per-step samples' test (`significant`: a rank test's q-value below 0.05 and a shift
+        of `min_change_pct` % of A or more, default 2)."""
         from .model.diff import diff
 
         a, b = self._diff_tables(), other._diff_tables()
