@@ -278,3 +278,28 @@ def test_repeated_ranks_are_named_by_trace(tmp_path):
     for label in labels:
         mine = [e for e in doc["traceEvents"] if names[e["pid"]].startswith(label + " · ") and "rank" in e["args"]]
         assert len(mine) == n and {e["args"]["rank"] for e in mine} == {0}
+
+
+def test_slow_steps_overlay_marks_the_steps_a_robust_z_calls_slow(tmp_path):
+    """base_a (an H200 training run, tests/data/runs): the steps whose duration lies more than
+    3.5 robust spreads above the median step, by a plain reference over the JSON's ProfilerStep
+    durations, are the slices of the overlay, at their times."""
+    import statistics
+
+    src = Path(__file__).parent / "data" / "runs" / "base_a.pt.trace.json.gz"
+    with gzip.open(src, "rt") as f:
+        steps = [
+            e for e in json.load(f)["traceEvents"] if e.get("cat") == "user_annotation" and e["name"].startswith("ProfilerStep#")
+        ]
+    durs = [round(Decimal(str(e["dur"])) * 1000) for e in steps]
+    med = statistics.median(durs)
+    spread = max(1.4826 * statistics.median(abs(d - med) for d in durs), 0.01 * float(med))
+    want = sorted((e["ts"], int(e["name"].split("#")[1])) for e, d in zip(steps, durs) if (d - float(med)) / spread > 3.5)
+    assert want  # the warm-up steps and one more are slow in this run
+
+    out = tmp_path / "m.json"
+    merge(tracecols.open(src), out, overlays=("slow-steps",))
+    doc = json.loads(out.read_text())
+    got = sorted((e["ts"], e["args"]["step"]) for e in doc["traceEvents"] if e.get("cat") == "tracecols_slow_step")
+    assert [(pytest.approx(ts, abs=1e-3), f"ProfilerStep#{n}") for ts, n in want] == got
+    assert doc["tracecols_merge"]["overlays"] == ["slow-steps"]

@@ -26,7 +26,8 @@ query interface, face.Face); each one's events are read a page at a time from it
   `tracecols_merge` metadata.
 - Overlays: `critical-path` (each step's critical path, a process per rank), `queue-depth`
   (the queue length of every stream, as counters on its GPU), `memory-bw` (copy bandwidth
-  per direction, counters on its GPU).
+  per direction, counters on its GPU), `slow-steps` (the steps `step_outliers` calls slow, as
+  slices named with their excess over the median step, on the rank's overlay process).
 """
 
 from __future__ import annotations
@@ -47,7 +48,8 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 ALIGN = ("auto", "base-time", "collective", "none")
-OVERLAYS = ("critical-path", "queue-depth", "memory-bw")
+OVERLAYS = ("critical-path", "queue-depth", "memory-bw", "slow-steps")
+SLOW_TID = -2  # the slow steps' thread on the overlay process (the critical path's are its steps, -1 the whole trace)
 _PAGE = 1 << 16  # events read and written at a time
 _BLOCK = 1000  # pids per trace, at least
 _GPU_LABEL = re.compile(r"^GPU (\d+)$")
@@ -311,11 +313,13 @@ def _overlay_events(
         counts[name] = 0
     for p in plans:
         tid = int(p.trace_id)
+        named = False  # the overlay process's name, given once
         if "critical-path" in overlays and "critical_path" in t.tables:
             rows = t.sql(f"""SELECT coalesce(step, -1), kind, name, cat, bound_by, uid, ts_ns, end_ns FROM critical_path
                              WHERE trace_id = {tid} AND end_ns > ts_ns ORDER BY step, seq""").rows()
             if rows:
                 yield from _meta(p.overlay_pid, f"{p.label} · critical path")
+                named = True
             for step in sorted({r[0] for r in rows}):  # a thread per step
                 name = "whole trace" if step == -1 else f"ProfilerStep#{step}"
                 yield {"ph": "M", "name": "thread_name", "pid": p.overlay_pid, "tid": step, "args": {"name": name}}
@@ -344,6 +348,25 @@ def _overlay_events(
                         "args": {"length": depth},
                     }
                     counts["queue-depth"] += 1
+        if "slow-steps" in overlays and "step_outliers" in t.tables:
+            rows = t.sql(f"""SELECT step, name, ts_ns, dur_ns, excess_ns, z FROM step_outliers
+                             WHERE trace_id = {tid} AND slow ORDER BY ts_ns, uid""").rows()
+            if rows and not named:
+                yield from _meta(p.overlay_pid, f"{p.label} · slow steps")
+            if rows:
+                yield {"ph": "M", "name": "thread_name", "pid": p.overlay_pid, "tid": SLOW_TID, "args": {"name": "slow steps"}}
+            for step, name, ts, dur, excess, z in rows:
+                yield {
+                    "ph": "X",
+                    "cat": "tracecols_slow_step",
+                    "name": f"slow step {step}: +{excess / 1e6:.3f} ms over the median",
+                    "pid": p.overlay_pid,
+                    "tid": SLOW_TID,
+                    "ts": us(ts + p.offset_ns),
+                    "dur": us(dur),
+                    "args": {"step": name, "excess_ns": excess, "z": z},
+                }
+                counts["slow-steps"] += 1
         if "memory-bw" in overlays and "memcpy_bandwidth" in t.tables:
             rows = t.sql(f"""SELECT device, direction, ts_ns, bytes_per_s FROM memcpy_bandwidth
                              WHERE trace_id = {tid} ORDER BY device, direction, ts_ns""").rows()
