@@ -181,7 +181,7 @@ def test_json_output_holds_every_comparison(halves):
     code, out = _cli("compare", halves["a"], halves["slow"], "--format", "json", "--fail-if", "kernel_class:gemm:+5%")
     doc = json.loads(out)
     assert code == 1
-    assert set(doc["comparisons"]) == {"step", "kernel_class", "kernel", "op", "shape", "module", "callpath"}
+    assert set(doc["comparisons"]) == {"step", "phase", "kernel_class", "kernel", "op", "shape", "module", "callpath"}
     assert [b["key"] for b in doc["breaches"]] == ["gemm"]
     gemm = next(r for r in doc["comparisons"]["kernel_class"] if r["kernel_class"] == "gemm")
     assert gemm["significant"] is True
@@ -245,3 +245,36 @@ def test_ops_by_shape_and_by_module_count_as_the_file_does():
     assert +got == +want
     n_ops = sum(1 for e in doc["traceEvents"] if e.get("ph") == "X" and e.get("cat") == "cpu_op")
     assert res["module"]["module"].to_list() == ["(no module)"] and res["module"]["count_a"].item() == n_ops
+
+
+def test_step_phases_as_the_file_nests_them():
+    """Ops by step phase: an op inside an `Optimizer.step#…` range of its thread is optimizer
+    work, one inside (or being) an autograd `evaluate_function` is backward, any other forward;
+    the counts per phase as the JSON's time ranges give them."""
+    from collections import Counter
+
+    doc = _load("base_a")
+    xs = [e for e in doc["traceEvents"] if e.get("ph") == "X" and e.get("cat") in ("cpu_op", "user_annotation")]
+
+    def ranges(pred):
+        out = {}
+        for e in xs:
+            if pred(e):
+                out.setdefault(e["tid"], []).append((e["ts"], e["ts"] + e["dur"]))
+        return out
+
+    opt = ranges(lambda e: e["name"].startswith("Optimizer.step#"))
+    bwd = ranges(lambda e: e["name"].startswith("autograd::engine::evaluate_function"))
+
+    def inside(e, rs):
+        return any(a <= e["ts"] and e["ts"] + e["dur"] <= b for a, b in rs.get(e["tid"], []))
+
+    want = Counter(
+        "optimizer" if inside(e, opt) else "backward" if inside(e, bwd) else "forward" for e in xs if e["cat"] == "cpu_op"
+    )
+    res = _compare(str(RUNS / "base_a.pt.trace.json.gz"), str(RUNS / "tf32.pt.trace.json.gz"))
+    got = {r["phase"]: r["count_a"] for r in res["phase"].iter_rows(named=True)}
+    assert got == dict(want)
+    # TF32 speeds up the forward and backward GEMMs, not the optimizer's elementwise work
+    sig = {r["phase"]: r["significant"] for r in res["phase"].iter_rows(named=True)}
+    assert sig == {"forward": True, "backward": True, "optimizer": False}

@@ -180,13 +180,13 @@ class Face:
     def compare(
         self,
         other: Face,
-        kinds: tuple[str, ...] = ("step", "kernel_class", "kernel", "op", "shape", "module", "callpath"),
+        kinds: tuple[str, ...] = ("step", "phase", "kernel_class", "kernel", "op", "shape", "module", "callpath"),
         by_device: bool = False,
         min_change_pct: float | None = None,
     ) -> dict[str, pl.DataFrame]:
         """What changed from these traces (A) to `other`'s (B), and whether it is beyond noise:
-        {kind: comparison frame} for the step metrics, kernel classes, kernels, ops (by name, by
-        name and input shapes, by the module they ran in) and call paths (docs/diff.md). Kernels
+        {kind: comparison frame} for the step metrics, step phases, kernel classes, kernels, ops
+        (by name, by name and input shapes, by the module they ran in) and call paths (docs/diff.md). Kernels
         match by name over all devices, or by (device, name) with `by_device`. Each row holds
         its per-step samples' test (`significant`: a rank test's q-value below 0.05 and a shift
         of `min_change_pct` % of A or more, default 2)."""

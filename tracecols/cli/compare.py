@@ -17,8 +17,8 @@ from . import flags
 from .sources import expand
 from .table import Col, render, text
 
-KINDS = ("step", "kernel_class", "kernel", "op", "shape", "module", "callpath")
-SHOWN = ("kernel", "kernel_class", "op", "shape", "module", "callpath")  # --by: a table of one of these
+KINDS = ("step", "phase", "kernel_class", "kernel", "op", "shape", "module", "callpath")
+SHOWN = ("kernel", "kernel_class", "phase", "op", "shape", "module", "callpath")  # --by: a table of one of these
 FILES = {
     "step": "diff_steps",
     "kernel_class": "diff_kernel_classes",
@@ -26,6 +26,7 @@ FILES = {
     "op": "diff_ops",
     "shape": "diff_op_shapes",
     "module": "diff_modules",
+    "phase": "diff_phases",
     "callpath": "diff_callpaths",
 }
 
@@ -119,7 +120,7 @@ def terminal(frame, kind, top):
         if kind == "shape":
             spec += [("name", Col("name", text, 40)), ("input_dims", Col("input shapes", text, 40))]
         else:
-            key = {"op": "name", "module": "module", "callpath": "callpath"}[kind]
+            key = {"op": "name", "module": "module", "phase": "phase", "callpath": "callpath"}[kind]
             spec.append((key, Col(key, text, 70, keep="end" if kind == "callpath" else "start")))
         spec += [
             ("count_a", replace(num, header="n A")),
@@ -217,7 +218,7 @@ def compare(args):
     if args.output or args.format == "json" or args.html:
         kinds = KINDS
     else:
-        kinds = tuple(dict.fromkeys(("step", "kernel_class", "op", "kernel", args.by)))
+        kinds = tuple(dict.fromkeys(("step", "phase", "kernel_class", "op", "kernel", args.by)))
         kinds += tuple(r.kind for r in rules if r.kind not in kinds)
     res = compute(
         args.a, args.b, kinds, args.capture, args.by_device, args.keep_secrets, args.min_change, (args.run_a, args.run_b)
@@ -277,6 +278,7 @@ def _write_terminal(args, res, out):
         "op": " by name",
         "shape": " (ops by name and input shapes)",
         "module": " (ops by the module they ran in)",
+        "phase": " (ops by step phase: forward, backward, optimizer)",
         "callpath": "",
     }[args.by]
     out.write(

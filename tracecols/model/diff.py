@@ -32,6 +32,7 @@ KEYS = {
     "op": ["name"],
     "shape": ["name", "input_dims"],
     "module": ["module"],
+    "phase": ["phase"],
     "callpath": ["callpath"],
 }
 NO_MODULE = "(no module)"
@@ -135,6 +136,16 @@ def _ops(tables, kind):
         )
     elif kind == "callpath":
         ops = ops.join(callpaths(slices), on=["trace_id", "uid"], how="left")
+    elif kind == "phase":
+        path = pl.col("callpath").fill_null("")
+        ops = ops.join(callpaths(slices), on=["trace_id", "uid"], how="left").with_columns(
+            pl.when(path.str.contains("Optimizer.step", literal=True))
+            .then(pl.lit("optimizer"))
+            .when(path.str.contains("autograd::engine::evaluate_function", literal=True))
+            .then(pl.lit("backward"))
+            .otherwise(pl.lit("forward"))
+            .alias("phase")
+        )
     return ops
 
 
@@ -277,7 +288,7 @@ def diff(a_tables, b_tables, kind, by_device=False, min_change_pct=None):
     elif kind == "callpath":
         sa = callpath_side(a_tables["slices"], a_tables["kernels"])
         sb = callpath_side(b_tables["slices"], b_tables["kernels"])
-    elif kind in ("shape", "module"):
+    elif kind in ("shape", "module", "phase"):
         sa, sb = _agg(_ops(a_tables, kind), KEYS[kind]), _agg(_ops(b_tables, kind), KEYS[kind])
     else:
         raise ValueError(f"unknown diff kind {kind!r}")

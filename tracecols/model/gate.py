@@ -5,7 +5,7 @@ A rule is `WHAT:LIMIT`:
     step_time:+3%            the step time grew by 3 % or more
     gpu_busy:+5%             the device busy time per step (also gpu_idle)
     idle:+2pp                the idle share of the step grew by 2 percentage points or more
-    op:aten::mm:+5%          one row of a comparison: op, callpath, module, kernel or kernel_class,
+    op:aten::mm:+5%          one row of a comparison: op, callpath, module, phase, kernel or kernel_class,
     kernel_class:gemm:+5%    its key after the first colon (a name may hold colons itself, and
     kernel:*gemm*:+10%       may be a glob: every matching row is checked on its own)
 
@@ -23,7 +23,14 @@ from dataclasses import dataclass
 
 import polars as pl
 
-KEYED = {"op": "name", "callpath": "callpath", "kernel": "name", "kernel_class": "kernel_class", "module": "module"}
+KEYED = {
+    "op": "name",
+    "callpath": "callpath",
+    "kernel": "name",
+    "kernel_class": "kernel_class",
+    "module": "module",
+    "phase": "phase",
+}
 METRICS = {"step_time": "step_time", "gpu_busy": "gpu_busy", "gpu_idle": "gpu_idle", "idle": "gpu_idle"}
 _LIMIT = re.compile(r"^([+-])(\d+(?:\.\d+)?)(%|pp)$")
 
@@ -67,7 +74,7 @@ def parse(text: str) -> Rule:
             raise RuleError(f"rule {text!r}: a {kind} rule takes a limit in % (e.g. {kind}:{key}:+5%)")
         return Rule(text, kind, key, sign, value, unit)
     raise RuleError(
-        f"rule {text!r}: expected step_time, gpu_busy, gpu_idle or idle (no name), or op, callpath, module, "
+        f"rule {text!r}: expected step_time, gpu_busy, gpu_idle or idle (no name), or op, callpath, module, phase, "
         "kernel or kernel_class followed by :NAME"
     )
 
