@@ -14,10 +14,10 @@ but for secrets (model/secrets.py), which are redacted unless the caller keeps t
 import re
 
 from ..errors import Malformed
-from ..model.secrets import JsonTextRedactor
 from ..read import jsontext
 from ..read.source import Source
 from .atomic import atomic_output
+from .redacting import RedactingFile
 
 CHUNK = 1 << 20
 TAIL = 1 << 10  # brackets this close to the end of a chunk wait for the next one
@@ -121,25 +121,6 @@ class _Rewriter:
         return pos
 
 
-class _Redacting:
-    """A file that redacts what is written to it: JSON text in pieces that end between tokens
-    (the rewriter writes up to a bracket, or up to an insertion, which sits at one)."""
-
-    def __init__(self, f):
-        self.f = f
-        self.redactor = JsonTextRedactor()
-
-    def write(self, data):
-        # cut after an ASCII bracket, a piece is whole UTF-8; bytes that are not UTF-8 round-trip
-        text = data.decode("utf-8", "surrogateescape")
-        out = self.redactor.feed(text)
-        self.f.write(data if out is text else out.encode("utf-8", "surrogateescape"))
-
-    def flush(self):
-        """Write what the redactor still holds (an object whose end it was waiting for)."""
-        self.f.write(self.redactor.close().encode("utf-8", "surrogateescape"))
-
-
 def write_augmented(in_path, out_path, values, keep_secrets=False, events=()):
     """Copy the trace at `in_path` to `out_path` (.gz: gzip) with `values` ({uid: {arg: value}})
     added to those events' args, `events` (dicts) added at the end of its event array, and its
@@ -147,7 +128,7 @@ def write_augmented(in_path, out_path, values, keep_secrets=False, events=()):
     changed."""
     appended = ", ".join(jsontext.dumps(e) for e in events).encode()
     with atomic_output(out_path) as f:
-        sink = f if keep_secrets else _Redacting(f)
+        sink = f if keep_secrets else RedactingFile(f)
         rw = _Rewriter(values, sink, in_path, appended)
         carry = b""
         with Source(in_path).stream() as src:
@@ -163,6 +144,6 @@ def write_augmented(in_path, out_path, values, keep_secrets=False, events=()):
                     raise Malformed(in_path, "a JSON string longer than 64 MB (or an unterminated string)")
             if rw.appended:  # the output is left unwritten: atomic_output drops it
                 raise Malformed(in_path, "no end of the event array found, where the new events would go")
-        if isinstance(sink, _Redacting):
+        if isinstance(sink, RedactingFile):
             sink.flush()
     return rw.placed

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..read import jsontext
 from .atomic import atomic_output
-from .augment import _Redacting
+from .redacting import RedactingFile
 
 _FLUSH = 1 << 20  # characters gathered before a write
 
@@ -26,7 +26,7 @@ def write_trace_json(
     number of events. Nothing is left at `out_path` when the events' iterator raises."""
     n = 0
     with atomic_output(out_path) as f:
-        sink: Any = f if keep_secrets else _Redacting(f)
+        sink: Any = f if keep_secrets else RedactingFile(f)
         head = "".join(jsontext.dumps(str(k)) + ":" + jsontext.dumps(v) + "," for k, v in header.items())
         sink.write(("{" + head + '"traceEvents":[').encode())
         parts: list[str] = []
@@ -41,6 +41,6 @@ def write_trace_json(
                 parts, size = [], 0
         parts.append("]}\n")
         sink.write("".join(parts).encode("utf-8"))
-        if isinstance(sink, _Redacting):
+        if isinstance(sink, RedactingFile):
             sink.flush()
     return n
