@@ -34,7 +34,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("ops",),
     ("kernels",),
     ("serving", "fleet", "compat/tracelens"),
-    ("summary",),
+    ("summary", "findings"),
 )
 
 
