@@ -59,10 +59,10 @@ grp AS (
 ),
 span AS (SELECT trace_id, total_ns FROM gpu_timeline WHERE device IS NULL)
 SELECT 'launch_bound' AS rule, _tc_severity(100.0 * g.stake_ns / s.total_ns) AS severity,
-       g.trace_id, g.rank, g.device, 'short kernels' AS kind, g.stake_ns,
+       g.trace_id, g.rank, g.device, printf('stream %d', g.stream) AS kind, g.stake_ns,
        100.0 * g.stake_ns / s.total_ns AS stake_pct,
-       printf('stream %d: %d stretches of %d or more kernels each shorter than its launch call (%d kernels, %.3f ms of work) and %.3f ms of device idle time between them that their launches explain',
-              g.stream, g.stretches, _tc_threshold('launch_bound', 16)::BIGINT, g.events, g.kernel_ns / 1e6, g.stake_ns / 1e6) AS summary,
+       printf('%d stretches of %d or more kernels each shorter than its launch call (%d kernels, %.3f ms of work) and %.3f ms of device idle time between them that their launches explain',
+              g.stretches, _tc_threshold('launch_bound', 16)::BIGINT, g.events, g.kernel_ns / 1e6, g.stake_ns / 1e6) AS summary,
        g.uids, n.names,
        'Fuse the small ops (torch.compile) or capture the stretch in a CUDA graph, so that one launch replaces many.' AS remedy
 FROM grp g JOIN span s ON s.trace_id = g.trace_id

@@ -17,7 +17,7 @@
 --   trace_id    INTEGER  trace (for a finding across ranks: the trace of the rank it names)
 --   rank        INTEGER  rank (null when unknown)
 --   device      BIGINT   device id (null when the finding is about no one device)
---   kind        VARCHAR  what within the rule: host_idle's cause, the op category, the collective, …
+--   kind        VARCHAR  what within the rule: host_idle's cause, launch_bound's stream, the op kind, the collective, …
 --   stake_ns    BIGINT   ns, the time at stake as the rule estimates it (null for rules that estimate none)
 --   stake_pct   DOUBLE   % of the trace's GPU span (gpu_timeline.total_ns, every device together)
 --   summary     VARCHAR  what was found, in one line with its numbers
