@@ -40,7 +40,8 @@ class Builder:
     def memory(self, ts, allocated, reserved):
         args = {"Total Reserved": reserved, "Total Allocated": allocated, "Bytes": allocated, "Addr": 4096 + len(self.ev)}
         args |= {"Device Id": 0, "Device Type": 1}
-        self.ev.append({"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]", "pid": 1, "tid": 1, "ts": ts, "args": args})
+        instant = {"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]", "pid": 1, "tid": 1, "ts": ts}
+        self.ev.append(instant | {"args": args})
 
     def write(self, path, device=H100, rank=None, world=None):
         doc = {"schemaVersion": 1, "traceEvents": self.ev, "deviceProperties": [device]}
@@ -72,7 +73,8 @@ def _host_idle_trace():
     b.kernel("kG", 300, 80, stream=8)  # the device is busy until 380: of gap [180, 410) only 30 µs count
     b.kernel("kC", 410, 10, launch_ts=405)
     b.kernel("kD", 505, 10, launch_ts=500)  # gap [420, 505): nothing of a known kind on the host
-    b.kernel("Memcpy HtoD (Pageable -> Device)", 640, 10, launch_ts=600, launch_dur=45, launch="cudaMemcpyAsync", cat="gpu_memcpy")
+    copy = {"launch": "cudaMemcpyAsync", "cat": "gpu_memcpy"}
+    b.kernel("Memcpy HtoD (Pageable -> Device)", 640, 10, launch_ts=600, launch_dur=45, **copy)
     b.op("cudaDeviceSynchronize", 655, 45, cat="cuda_runtime")  # gap [650, 725)
     b.kernel("kE", 725, 10, launch_ts=720)
     b.op("aten::nonzero", 740, 60)  # gap [735, 810)
@@ -341,8 +343,7 @@ REAL = [
     CORPUS / "kineto/tb_plugin/samples/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz",
 ]
 ALL = {
-    r: 0.0
-    for r in ("host_idle", "exposed_comm", "straggler", "collective_skew", "unattributed_replay")
+    r: 0.0 for r in ("host_idle", "exposed_comm", "straggler", "collective_skew", "unattributed_replay")
 }  # every finding of those rules, however small
 
 
@@ -362,7 +363,9 @@ def test_host_idle_is_the_host_wait_gaps_where_the_device_idled(real):
     ev = t.sql("""select k.trace_id, k.device, k.uid, k.ts_ns, k.end_ns from kernels k join traces t using (trace_id)
                   where not (k.end_ns < t.start_ns or k.ts_ns > t.end_ns)""")
     prev = {}  # the latest end of the device's earlier events, walked in idle_gaps' order
-    for (trace, device), g in ev.sort("trace_id", "device", "ts_ns", "end_ns", "uid").group_by(["trace_id", "device"]):
+    for (trace, _), g in ev.sort("trace_id", "device", "ts_ns", "end_ns", "uid").group_by(
+        ["trace_id", "device"], maintain_order=True
+    ):
         latest = None
         for uid, end in zip(g["uid"], g["end_ns"]):
             prev[trace, uid] = latest
@@ -444,7 +447,8 @@ def test_on_a_real_job_straggler_and_skew_are_their_views(tmp_path):
     paths = sorted(DLRM.glob("*.json*")) or sorted((Path(__file__).parent / "data/runs").glob("ddp_rank*.json.gz"))
     t = tracecols.open(*paths)
     f = t.findings(ALL)
-    s = t.sql("""select s.trace_id, greatest(coalesce(s.step_excess_ns * r.steps, 0), coalesce(s.arrival_excess_ns * s.instances, 0)) as x
+    s = t.sql("""select s.trace_id,
+                        greatest(coalesce(s.step_excess_ns * r.steps, 0), coalesce(s.arrival_excess_ns * s.instances, 0)) as x
                  from stragglers s join rank_summary r using (trace_id) where s.straggler""")
     got = {r["trace_id"]: r["stake_ns"] for r in f.filter(pl.col("rule") == "straggler").to_dicts()}
     assert got == {r["trace_id"]: round(r["x"]) for r in s.to_dicts() if r["x"] > 0}
