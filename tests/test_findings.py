@@ -455,3 +455,24 @@ def test_on_a_real_job_straggler_and_skew_are_their_views(tmp_path):
     c = t.sql("select collective, sum(start_skew_ns) as x from collective_skew where ranks >= 2 group by pg_key, collective")
     got = sorted((r["kind"], r["stake_ns"]) for r in f.filter(pl.col("rule") == "collective_skew").to_dicts())
     assert got == sorted((r["collective"], r["x"]) for r in c.to_dicts() if r["x"] > 0)
+
+
+def test_a_lake_and_its_duckdb_export_take_the_same_overrides(tmp_path):
+    import duckdb
+
+    from tracecols.fleet.ingest import ingest_lake
+
+    runs = sorted((Path(__file__).parent / "data/runs").glob("ddp_rank*.pt.trace.json.gz"))
+    ingest_lake([str(p) for p in runs], str(tmp_path / "lake"), jobs=1)
+    lake = tracecols.Lake(tmp_path / "lake")
+    whole = lake.findings()
+    idle = whole.filter(pl.col("rule") == "host_idle")
+    cut = sorted(idle["stake_pct"])[len(idle) // 2]  # a threshold that keeps the larger half
+    kept = lake.findings({"host_idle": cut}).filter(pl.col("rule") == "host_idle")
+    assert 0 < kept.height < idle.height and min(kept["stake_pct"]) >= cut
+    assert set(whole["rank"]) == {0, 1}
+    lake.export_duckdb(tmp_path / "l.duckdb")
+    con = duckdb.connect(str(tmp_path / "l.duckdb"), read_only=True)
+    assert con.execute("select count(*) from findings where rule = 'host_idle'").fetchone()[0] == idle.height
+    con.execute(f"SET VARIABLE tc_threshold_host_idle = {cut}")
+    assert con.execute("select count(*) from findings where rule = 'host_idle'").fetchone()[0] == kept.height

@@ -120,8 +120,6 @@ class Face:
         ctes, top = ", ".join(f"{n} AS ({parts[n][1]})" for n in rules), parts["findings"][1]
         own = re.match(r"WITH\s", top, re.IGNORECASE)  # the view's own WITH list goes on after the rules'
         query = f"WITH {ctes}, {top[own.end() :]}" if own else f"WITH {ctes} {top}"
-        if self._engine._persist:  # a database file keeps its private helpers in a schema apart
-            query = sqlfiles.private_in_schema(query, {n for n in self._engine.views if not is_public(n)})
         con = self._engine.con
         for rule, value in thresholds.items():
             con.execute(f"SET VARIABLE tc_threshold_{rule} = {float(value)!r}::DOUBLE")
