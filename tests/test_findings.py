@@ -67,6 +67,7 @@ def _host_idle_trace():
     b = Builder()
     b.kernel("kA", 100, 10, launch_ts=90)
     b.op("aten::item", 112, 48)  # gap [110, 170): .item() with its synchronisation
+    b.op("aten::_local_scalar_dense", 112.5, 47)
     b.op("cudaStreamSynchronize", 113, 45, cat="cuda_runtime")
     b.kernel("kB", 170, 10, launch_ts=165)
     b.op("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", 185, 215, cat="user_annotation")

@@ -12,7 +12,7 @@
 -- work it could not queue ahead. When several kinds overlap, the first in this list wins (the
 -- reason before the call it makes: .item() synchronises):
 --   data_loading   the DataLoader's `enumerate(DataLoader)#…__next__` annotation
---   item           aten::item, aten::_local_scalar_dense, aten::is_nonzero (the host reads a device scalar)
+--   item           aten::item, aten::is_nonzero, aten::_local_scalar_dense outside those (the host reads a device scalar)
 --   nonzero        aten::nonzero, nonzero_numpy, masked_select, _unique, _unique2, unique_dim,
 --                  unique_consecutive (the host reads the size of the output)
 --   pageable_copy  the launch call of a copy from or to pageable host memory (`Memcpy HtoD (Pageable -> Device)`)
@@ -43,12 +43,16 @@ cls AS (  -- the host calls of each kind; prio is the kind's place in the list a
                 WHEN name IN ('aten::nonzero', 'aten::nonzero_numpy', 'aten::masked_select', 'aten::_unique',
                               'aten::_unique2', 'aten::unique_dim', 'aten::unique_consecutive') THEN 3
                 ELSE 5 END AS prio
-    FROM slices
-    WHERE name LIKE 'enumerate(DataLoader)%'
+    FROM slices s
+    WHERE (name LIKE 'enumerate(DataLoader)%'
        OR name IN ('aten::item', 'aten::_local_scalar_dense', 'aten::is_nonzero', 'aten::nonzero',
                    'aten::nonzero_numpy', 'aten::masked_select', 'aten::_unique', 'aten::_unique2',
                    'aten::unique_dim', 'aten::unique_consecutive')
-       OR regexp_full_match(name, '(cuda|hip)(Stream|Device|Event)Synchronize|cu(Stream|Ctx|Event)Synchronize|(cuda|hip)Memcpy')
+       OR regexp_full_match(name, '(cuda|hip)(Stream|Device|Event)Synchronize|cu(Stream|Ctx|Event)Synchronize|(cuda|hip)Memcpy'))
+      -- the op the user called names the gap: a _local_scalar_dense inside aten::item is left to it
+      AND NOT (name = 'aten::_local_scalar_dense' AND EXISTS (
+          SELECT 1 FROM slices p WHERE p.trace_id = s.trace_id AND p.uid = s.parent_uid
+                                   AND p.name IN ('aten::item', 'aten::is_nonzero')))
     UNION ALL
     SELECT s.trace_id, s.pid, s.tid, s.uid, k.name, s.ts_ns, s.end_ns, 4
     FROM kernels k JOIN slices s ON s.trace_id = k.trace_id AND s.uid = k.launch_uid
