@@ -79,6 +79,7 @@ def _host_idle_trace():
     b.op("cudaDeviceSynchronize", 655, 45, cat="cuda_runtime")  # gap [650, 725)
     b.kernel("kE", 725, 10, launch_ts=720)
     b.op("aten::nonzero", 740, 60)  # gap [735, 810)
+    b.op("cudaMemcpyAsync", 750, 5, cat="cuda_runtime")  # the copy of its output's size
     b.kernel("kF", 810, 10, launch_ts=805)
     return b
 
@@ -110,6 +111,11 @@ def test_host_idle_is_silent_when_work_is_queued_ahead_and_below_its_threshold(t
     b.op("aten::item", 20, 50)
     t = b.open(tmp_path)
     assert _rows(t, "host_idle") == []
+    b = Builder()
+    b.kernel("k0", 100, 10, launch_ts=90)
+    b.op("aten::item", 115, 2)  # on a CPU tensor: no runtime call beneath it, so not the cause
+    b.kernel("k1", 155, 10, launch_ts=150)
+    assert [(r["kind"], r["stake_ns"]) for r in _rows(b.open(tmp_path), "host_idle")] == [("launch", 45 * US)]
     b = Builder()
     b.kernel("k0", 100, 1000, launch_ts=90)
     b.kernel("k1", 1105, 1000, launch_ts=1102)  # a 5 µs host gap: 0.24 % of the span

@@ -15,6 +15,8 @@
 --   item           aten::item, aten::is_nonzero, aten::_local_scalar_dense outside those (the host reads a device scalar)
 --   nonzero        aten::nonzero, nonzero_numpy, masked_select, _unique, _unique2, unique_dim,
 --                  unique_consecutive (the host reads the size of the output)
+--                  (item and nonzero ops count only when they made a runtime call, cuda_runtime
+--                  or cuda_driver, beneath them: on a CPU tensor they wait for no device)
 --   pageable_copy  the launch call of a copy from or to pageable host memory (`Memcpy HtoD (Pageable -> Device)`)
 --   sync           cudaStreamSynchronize, cudaDeviceSynchronize, cudaEventSynchronize, cudaMemcpy
 --                  (and their hip names, cuStreamSynchronize, cuCtxSynchronize, cuEventSynchronize)
@@ -53,6 +55,11 @@ cls AS (  -- the host calls of each kind; prio is the kind's place in the list a
       AND NOT (name = 'aten::_local_scalar_dense' AND EXISTS (
           SELECT 1 FROM slices p WHERE p.trace_id = s.trace_id AND p.uid = s.parent_uid
                                    AND p.name IN ('aten::item', 'aten::is_nonzero')))
+      -- an op on a CPU tensor (the optimizer's step counter) waits for no device: only one that
+      -- made a runtime call (the copy of its result, the synchronisation) counts
+      AND (name LIKE 'enumerate(DataLoader)%' OR name NOT LIKE 'aten::%' OR EXISTS (
+          SELECT 1 FROM slices d WHERE d.trace_id = s.trace_id AND d.pre > s.pre AND d.pre <= s.subtree_end
+                                   AND d.cat IN ('cuda_runtime', 'cuda_driver')))
     UNION ALL
     SELECT s.trace_id, s.pid, s.tid, s.uid, k.name, s.ts_ns, s.end_ns, 4
     FROM kernels k JOIN slices s ON s.trace_id = k.trace_id AND s.uid = k.launch_uid
