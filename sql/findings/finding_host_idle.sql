@@ -19,7 +19,7 @@
 --                  or cuda_driver, beneath them: on a CPU tensor they wait for no device)
 --   pageable_copy  the launch call of a copy from or to pageable host memory (`Memcpy HtoD (Pageable -> Device)`)
 --   sync           cudaStreamSynchronize, cudaDeviceSynchronize, cudaEventSynchronize, cudaMemcpy
---                  (and their hip names, cuStreamSynchronize, cuCtxSynchronize, cuEventSynchronize)
+--                  (and their hip names, cuStreamSynchronize, cuCtxSynchronize, cuEventSynchronize; MTIA's synchronizeStream)
 --   launch         none of those: the host was busy with other work (Python, the framework, launch calls)
 -- Time at stake: of each such gap, the part in which the whole device was idle (_device_idle:
 -- a stream waiting beside a busy stream costs nothing), summed per (trace, device, cause): the
@@ -50,7 +50,7 @@ cls AS (  -- the host calls of each kind; prio is the kind's place in the list a
        OR name IN ('aten::item', 'aten::_local_scalar_dense', 'aten::is_nonzero', 'aten::nonzero',
                    'aten::nonzero_numpy', 'aten::masked_select', 'aten::_unique', 'aten::_unique2',
                    'aten::unique_dim', 'aten::unique_consecutive')
-       OR regexp_full_match(name, '(cuda|hip)(Stream|Device|Event)Synchronize|cu(Stream|Ctx|Event)Synchronize|(cuda|hip)Memcpy'))
+       OR regexp_full_match(name, '(cuda|hip)(Stream|Device|Event)Synchronize|cu(Stream|Ctx|Event)Synchronize|(cuda|hip)Memcpy|synchronize(Stream|Device)'))
       -- the op the user called names the gap: a _local_scalar_dense inside aten::item is left to it
       AND NOT (name = 'aten::_local_scalar_dense' AND EXISTS (
           SELECT 1 FROM slices p WHERE p.trace_id = s.trace_id AND p.uid = s.parent_uid
