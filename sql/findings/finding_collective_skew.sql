@@ -14,7 +14,7 @@
 CREATE OR REPLACE VIEW finding_collective_skew AS
 WITH i AS (SELECT * FROM collective_skew WHERE ranks >= 2),
 lastr AS (
-    SELECT pg_key, collective, arg_max(last_rank, c ORDER BY c, -last_rank) AS last_rank, max(c) AS times_last
+    SELECT pg_key, collective, first(last_rank ORDER BY c DESC, last_rank) AS last_rank, max(c) AS times_last
     FROM (SELECT pg_key, collective, last_rank, count(*) AS c FROM i GROUP BY ALL) GROUP BY ALL
 ),
 grp AS (
