@@ -143,6 +143,7 @@ def test_launch_bound_fires_on_a_long_stretch_of_kernels_shorter_than_their_laun
     assert r["stake_ns"] == 19 * 5 * US and r["device"] == 0 and r["kind"] == "stream 7"
     assert r["stake_pct"] == pytest.approx(100 * 19 * 5 / 192)  # span 1006 … 1198 µs
     assert r["names"] == ["tiny0", "tiny1", "tiny2"]  # 7, 7 and 6 of them
+    assert r["summary"].startswith("1 stretch(es) of 20 to 20 kernels")
     assert r["uids"] == [t.sql("select uid from kernels order by ts_ns limit 1").item()]
     # the same gaps, whole, are host_idle's (cause launch): the two findings overlap
     assert [(h["kind"], h["stake_ns"]) for h in _rows(t, "host_idle")] == [("launch", 19 * 8 * US)]

@@ -53,6 +53,7 @@ top_names AS (
 grp AS (
     SELECT i.trace_id, any_value(i.rank) AS rank, i.device, i.stream, sum(i.gap_ns)::BIGINT AS stake_ns,
            count(*) AS events, count(DISTINCT i.run) AS stretches, sum(i.dur_ns) AS kernel_ns,
+           min(i.n) AS shortest, max(i.n) AS longest,
            (SELECT list(first_uid ORDER BY gap_ns DESC, first_uid)[1:5] FROM per_stretch p
             WHERE p.trace_id = i.trace_id AND p.device = i.device AND p.stream = i.stream) AS uids
     FROM inside i GROUP BY i.trace_id, i.device, i.stream
@@ -61,8 +62,8 @@ span AS (SELECT trace_id, total_ns FROM gpu_timeline WHERE device IS NULL)
 SELECT 'launch_bound' AS rule, _tc_severity(100.0 * g.stake_ns / s.total_ns) AS severity,
        g.trace_id, g.rank, g.device, printf('stream %d', g.stream) AS kind, g.stake_ns,
        100.0 * g.stake_ns / s.total_ns AS stake_pct,
-       printf('%d stretches of %d or more kernels each shorter than its launch call (%d kernels, %.3f ms of work) and %.3f ms of device idle time between them that their launches explain',
-              g.stretches, _tc_threshold('launch_bound', 16)::BIGINT, g.events, g.kernel_ns / 1e6, g.stake_ns / 1e6) AS summary,
+       printf('%d stretch(es) of %d to %d kernels each shorter than its launch call (%d kernels, %.3f ms of work) and %.3f ms of device idle time between them that their launches explain',
+              g.stretches, g.shortest, g.longest, g.events, g.kernel_ns / 1e6, g.stake_ns / 1e6) AS summary,
        g.uids, n.names,
        'Fuse the small ops (torch.compile) or capture the stretch in a CUDA graph, so that one launch replaces many.' AS remedy
 FROM grp g JOIN span s ON s.trace_id = g.trace_id
