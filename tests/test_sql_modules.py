@@ -188,7 +188,7 @@ def test_peers_of_one_layer_do_not_read_each_other(sql_copy):
 
 def test_no_view_defines_a_macro_and_each_calls_only_the_modules_it_declares():
     assert sqlfiles.macro_errors() == []
-    assert set(sqlfiles.macro_modules()) == {"args", "intervals", "python_text", "shapes", "tracelens"}
+    assert set(sqlfiles.macro_modules()) == {"args", "intervals", "python_text", "rules", "shapes", "tracelens"}
     assert sqlfiles.uses(FILES["op_perf"][0]) == ["intervals", "shapes"]
 
 

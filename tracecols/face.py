@@ -140,6 +140,39 @@ class Face:
             raise QueryError(self.origin, f"no table or view named {name!r}; see .tables")
         return frame(self.table(name))
 
+    def findings(self, thresholds: dict[str, float] | None = None) -> pl.DataFrame:
+        """The `findings` view: what to fix first, ranked by the time at stake (docs/analyses.md,
+        Findings). `thresholds` ({rule: value}) replaces rules' default thresholds for this call
+        only; a rule that takes none, or a value that is not a finite number, is a QueryError."""
+        if not thresholds:
+            return self.frame("findings")
+        import math
+        import re
+
+        from .errors import QueryError
+
+        rules = sorted(n for n, folder in sqlfiles.folders().items() if folder == "findings" and n.startswith("finding_"))
+        texts = {n: sqlfiles.view_text(n) for n in rules}
+        known = sorted({m for t in texts.values() for m in re.findall(r"_tc_threshold\('(\w+)'", t)})
+        for rule, value in thresholds.items():
+            if rule not in known:
+                raise QueryError(self.origin, f"no finding rule with a threshold named {rule!r}; rules: {', '.join(known)}")
+            if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+                raise QueryError(self.origin, f"the threshold of rule {rule!r} must be a finite number, not {value!r}")
+        # The rules run as queries of their own: the views, once computed (frame), hold the defaults.
+        parts = {n: sqlfiles.split_view(t, n) for n, t in {**texts, "findings": sqlfiles.view_text("findings")}.items()}
+        ctes, top = ", ".join(f"{n} AS ({parts[n][1]})" for n in rules), parts["findings"][1]
+        own = re.match(r"WITH\s", top, re.IGNORECASE)  # the view's own WITH list goes on after the rules'
+        query = f"WITH {ctes}, {top[own.end() :]}" if own else f"WITH {ctes} {top}"
+        con = self._engine.con
+        for rule, value in thresholds.items():
+            con.execute(f"SET VARIABLE tc_threshold_{rule} = {float(value)!r}::DOUBLE")
+        try:
+            return self.sql(query)
+        finally:
+            for rule in thresholds:
+                con.execute(f"RESET VARIABLE tc_threshold_{rule}")
+
     def analyses(self) -> tuple[dict[str, pa.Table], dict[str, float]]:
         """Every public view, computed: ({name: Arrow table}, {name: seconds}). The private
         helpers they read are computed once on the way (their seconds are listed too)."""

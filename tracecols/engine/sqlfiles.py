@@ -27,8 +27,9 @@ def sql_dir():
 # The folders of sql/, lowest layer first. A view reads base tables, views of its own folder and
 # views of folders in lower layers; folders that share a layer read none of each other's views.
 # Generic analyses sit below the specialised ones (serving, fleet, the compatibility views), which
-# they never read, and a headline that summarises several folders sits above all of them. The
-# fleet's per-step views take their steps from serving's (a serving iteration is a step).
+# they never read, and a headline that summarises several folders sits above all of them, beside
+# the findings, which read them all too. The fleet's per-step views take their steps from
+# serving's (a serving iteration is a step).
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("core",),
     ("time", "memory"),
@@ -36,7 +37,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("kernels",),
     ("serving", "compat/tracelens"),
     ("fleet",),
-    ("summary",),
+    ("summary", "findings"),
 )
 
 

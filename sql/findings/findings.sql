@@ -1,0 +1,42 @@
+-- findings: what to fix first — every rule of sql/findings/ that fired, ranked by the time at stake.
+-- Answers: which problems does this trace show, how much GPU time does each put at stake, what
+-- is the evidence (events, ops, kernels, ranks), and what should be tried first?
+-- depends: finding_host_idle, finding_launch_bound, finding_exposed_comm, finding_low_roofline, finding_unattributed_replay, finding_straggler, finding_collective_skew, finding_memory_capacity, finding_data_quality
+-- The rules are deterministic SQL over the other views, one file each (docs/analyses.md,
+-- Findings). Each says in its header what it detects, its threshold and how it estimates the
+-- time at stake. A threshold is the DuckDB variable tc_threshold_<rule> when set
+-- (Face.findings(thresholds=…)), else the default its header gives.
+-- The times at stake of different findings can cover the same nanoseconds (a host_idle gap can
+-- sit inside a launch_bound stretch; two streams can idle at once): each is an estimate on its
+-- own, and they are never to be added up. Findings without a time at stake (memory,
+-- data quality) come last.
+-- Order: stake_ns descending (none last), then severity, rule, trace_id, device, kind, summary.
+-- Columns (one row per finding):
+--   rule        VARCHAR  the rule: host_idle, launch_bound, exposed_comm, low_roofline, unattributed_replay, straggler, collective_skew, memory_capacity or data_quality
+--   severity    VARCHAR  high, medium or low (rules with a time at stake: by stake_pct, 10 % and 2 %)
+--   trace_id    INTEGER  trace (for a finding across ranks: the trace of the rank it names)
+--   rank        INTEGER  rank (null when unknown)
+--   device      BIGINT   device id (null when the finding is about no one device)
+--   kind        VARCHAR  what within the rule: host_idle's cause, launch_bound's stream, the op kind, the collective, …
+--   stake_ns    BIGINT   ns, the time at stake as the rule estimates it (null for rules that estimate none)
+--   stake_pct   DOUBLE   % of the trace's GPU span (gpu_timeline.total_ns, every device together)
+--   summary     VARCHAR  what was found, in one line with its numbers
+--   uids        BIGINT[] evidence: uids of events it names, the largest first (at most 5)
+--   names       VARCHAR[] evidence: names of the ops, kernels or host calls (at most 5)
+--   remedy      VARCHAR  what to try, in one line
+CREATE OR REPLACE VIEW findings AS
+WITH f AS (
+    SELECT * FROM finding_host_idle
+    UNION ALL BY NAME SELECT * FROM finding_launch_bound
+    UNION ALL BY NAME SELECT * FROM finding_exposed_comm
+    UNION ALL BY NAME SELECT * FROM finding_low_roofline
+    UNION ALL BY NAME SELECT * FROM finding_unattributed_replay
+    UNION ALL BY NAME SELECT * FROM finding_straggler
+    UNION ALL BY NAME SELECT * FROM finding_collective_skew
+    UNION ALL BY NAME SELECT * FROM finding_memory_capacity
+    UNION ALL BY NAME SELECT * FROM finding_data_quality
+)
+SELECT rule, severity, trace_id, rank, device, kind, stake_ns, stake_pct, summary, uids, names, remedy
+FROM f
+ORDER BY stake_ns DESC NULLS LAST, CASE severity WHEN 'high' THEN 0 WHEN 'medium' THEN 1 ELSE 2 END,
+         rule, trace_id, device NULLS FIRST, kind, summary;
