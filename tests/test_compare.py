@@ -181,7 +181,7 @@ def test_json_output_holds_every_comparison(halves):
     code, out = _cli("compare", halves["a"], halves["slow"], "--format", "json", "--fail-if", "kernel_class:gemm:+5%")
     doc = json.loads(out)
     assert code == 1
-    assert set(doc["comparisons"]) == {"step", "phase", "kernel_class", "kernel", "op", "shape", "module", "callpath"}
+    assert set(doc["comparisons"]) == {"step", "phase", "kernel_class", "kernel", "op", "shape", "module", "callpath", "finding"}
     assert [b["key"] for b in doc["breaches"]] == ["gemm"]
     gemm = next(r for r in doc["comparisons"]["kernel_class"] if r["kernel_class"] == "gemm")
     assert gemm["significant"] is True
@@ -193,7 +193,12 @@ def test_html_page_of_a_comparison(halves, tmp_path):
     assert code == 0 and f"wrote {out}" in text
     page = out.read_text()
     # the steps, the changes beyond noise, then each comparison; the slowed class is listed as beyond noise
-    assert page.index('id="steps"') < page.index('id="beyond-noise"') < page.index('id="cmp-kernel_class"')
+    assert (
+        page.index('id="steps"')
+        < page.index('id="findings"')
+        < page.index('id="beyond-noise"')
+        < page.index('id="cmp-kernel_class"')
+    )
     beyond = page[page.index('id="beyond-noise"') : page.index('id="cmp-kernel_class"')]
     assert '<td class="name" title="gemm">gemm</td>' in beyond
     assert '<td class="name" title="aten::mm">aten::mm</td>' in beyond
@@ -278,3 +283,23 @@ def test_step_phases_as_the_file_nests_them():
     # TF32 speeds up the forward and backward GEMMs, not the optimizer's elementwise work
     sig = {r["phase"]: r["significant"] for r in res["phase"].iter_rows(named=True)}
     assert sig == {"forward": True, "backward": True, "optimizer": False}
+
+
+def test_findings_that_appeared_and_disappeared():
+    """A single-GPU run against a DDP rank of the same model over gloo: the gloo rank's findings
+    that the other run lacks are `appeared`, and the other way round `disappeared`, by rule,
+    kind and device; a finding in both carries both times at stake."""
+    a = tracecols.open(RUNS / "base_a.pt.trace.json.gz")
+    b = tracecols.open(RUNS / "ddp_rank0.pt.trace.json.gz")
+    key = lambda f: {(r["rule"], r["kind"], r["device"]) for r in f.iter_rows(named=True)}  # noqa: E731
+    fa, fb = key(a.findings()), key(b.findings())
+    got = a.compare(b, ("finding",))["finding"]
+    by_status = {
+        s: {(r["rule"], r["kind"], r["device"]) for r in got.filter(pl.col("status") == s).iter_rows(named=True)}
+        for s in ("appeared", "disappeared", "both")
+    }
+    assert by_status == {"appeared": fb - fa, "disappeared": fa - fb, "both": fa & fb}
+    assert by_status["appeared"]  # gloo's synchronising calls leave the device idle
+    stakes = {(r["rule"], r["kind"], r["device"]): r["stake_ns"] for r in b.findings().iter_rows(named=True)}
+    for r in got.filter(pl.col("status") != "disappeared").iter_rows(named=True):
+        assert r["stake_ns_b"] == stakes[(r["rule"], r["kind"], r["device"])]

@@ -17,6 +17,18 @@ if TYPE_CHECKING:
     from .engine.catalog import Engine
 
 
+def _finding_views() -> list[str]:
+    return sorted(n for n, folder in sqlfiles.folders().items() if folder == "findings" and n.startswith("finding_"))
+
+
+def finding_thresholds() -> list[str]:
+    """The finding rules whose threshold `Face.findings(thresholds=…)` can replace."""
+    import re
+
+    texts = [sqlfiles.view_text(n) for n in _finding_views()]
+    return sorted({m for t in texts for m in re.findall(r"_tc_threshold\('(\w+)'", t)})
+
+
 class Face:
     """The query interface of `tracecols.Trace` and `tracecols.Lake` (each sets `_engine`)."""
 
@@ -151,9 +163,9 @@ class Face:
 
         from .errors import QueryError
 
-        rules = sorted(n for n, folder in sqlfiles.folders().items() if folder == "findings" and n.startswith("finding_"))
+        rules = _finding_views()
         texts = {n: sqlfiles.view_text(n) for n in rules}
-        known = sorted({m for t in texts.values() for m in re.findall(r"_tc_threshold\('(\w+)'", t)})
+        known = finding_thresholds()
         for rule, value in thresholds.items():
             if rule not in known:
                 raise QueryError(self.origin, f"no finding rule with a threshold named {rule!r}; rules: {', '.join(known)}")
@@ -213,20 +225,24 @@ class Face:
     def compare(
         self,
         other: Face,
-        kinds: tuple[str, ...] = ("step", "phase", "kernel_class", "kernel", "op", "shape", "module", "callpath"),
+        kinds: tuple[str, ...] = ("step", "phase", "kernel_class", "kernel", "op", "shape", "module", "callpath", "finding"),
         by_device: bool = False,
         min_change_pct: float | None = None,
     ) -> dict[str, pl.DataFrame]:
         """What changed from these traces (A) to `other`'s (B), and whether it is beyond noise:
         {kind: comparison frame} for the step metrics, step phases, kernel classes, kernels, ops
-        (by name, by name and input shapes, by the module they ran in) and call paths (docs/diff.md). Kernels
+        (by name, by name and input shapes, by the module they ran in) and call paths, and the
+        findings that appeared or disappeared (docs/diff.md). Kernels
         match by name over all devices, or by (device, name) with `by_device`. Each row holds
         its per-step samples' test (`significant`: a rank test's q-value below 0.05 and a shift
         of `min_change_pct` % of A or more, default 2)."""
-        from .model.diff import diff
+        from .model.diff import diff, findings_diff
 
         a, b = self._diff_tables(), other._diff_tables()
-        return {k: diff(a, b, k, by_device, min_change_pct) for k in kinds}
+        out = {k: diff(a, b, k, by_device, min_change_pct) for k in kinds if k != "finding"}
+        if "finding" in kinds and "findings" in self.tables and "findings" in other.tables:
+            out["finding"] = findings_diff(self.findings(), other.findings())
+        return out
 
     def _diff_tables(self) -> dict[str, pl.DataFrame]:
         import polars as pl

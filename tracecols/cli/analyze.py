@@ -6,6 +6,8 @@ import sys
 import time
 from typing import Any
 
+from ..errors import Unsupported
+from ..face import finding_thresholds
 from ..printable import MESSAGE, printable
 from ..report.notes import graph_notes, headline_lines
 from ..report.units import fmt_ns as _ns
@@ -27,7 +29,16 @@ def _table(out, title, header, rows, widths):
 
 
 # What summary() reads: without -o, the ingest writes only these (and what they read).
-SUMMARY_VIEWS = ["headline", "gpu_timeline", "kernel_stats", "top_ops", "graph_replay_share", "idle_gaps", "optimizable_ops"]
+SUMMARY_VIEWS = [
+    "findings",
+    "headline",
+    "gpu_timeline",
+    "kernel_stats",
+    "top_ops",
+    "graph_replay_share",
+    "idle_gaps",
+    "optimizable_ops",
+]
 
 
 _OP_COLUMNS = ["trace_id", "name", "parent_module", "count", "gpu_ns", "share_pct", "cpu_self_ns"]
@@ -107,10 +118,13 @@ _SECTIONS = {
 }
 
 
-def summary_data(trace, top=10):
-    """The summary as data: {section: [row dicts]} in the order it prints, plus `notes` (lines)."""
+def summary_data(trace, top=10, thresholds=None):
+    """The summary as data: {section: [row dicts]} in the order it prints, plus `notes` (lines).
+    `findings` leads: what to fix first (`thresholds`: {rule: value} for the rules' own)."""
     names = trace.tables
     out = {}
+    if "findings" in names:
+        out["findings"] = trace.findings(thresholds).head(max(int(top), 0)).to_dicts()
     for section, (view, rows) in _SECTIONS.items():
         if view in names:
             out[section] = rows(trace, top).to_dicts()
@@ -118,14 +132,33 @@ def summary_data(trace, top=10):
     return out
 
 
-def summary(trace, top=10, out=None):
-    """The terminal summary: headline and warnings, GPU timeline, top kernels, top ops, worst
-    idle gaps, optimizable ops."""
+def summary(trace, top=10, out=None, thresholds=None):
+    """The terminal summary: headline and warnings, what to fix first, GPU timeline, top kernels,
+    top ops, worst idle gaps, optimizable ops."""
     out = out or sys.stdout
-    d = summary_data(trace, top)
+    d = summary_data(trace, top, thresholds)
     rows: list[tuple[Any, ...]]  # each table's rows, one after the other
     for line in headline_lines(d.get("headline", [])):
         out.write(printable(line) + "\n")
+    if d.get("findings"):
+        rows = [
+            (
+                r["severity"],
+                f"{r['rule']} · {r['kind']}" if r["kind"] else r["rule"],
+                "-" if r["stake_ns"] is None else _ns(r["stake_ns"]),
+                _pct(r["stake_pct"]),
+                r["summary"],
+                r["remedy"],
+            )
+            for r in d["findings"]
+        ]
+        _table(
+            out,
+            "What to fix first (time at stake, % of the GPU span; findings of different rules can count the same time)",
+            ("severity", "finding", "at stake", "%", "what", "remedy"),
+            rows,
+            (8, -28, 11, 6, -70, -70),
+        )
     if "gpu_timeline" in d:
         rows = [
             (
@@ -210,10 +243,10 @@ def summary(trace, top=10, out=None):
         )
 
 
-def summary_json(trace, top=10, out=None):
+def summary_json(trace, top=10, out=None, thresholds=None):
     """The summary as one JSON document: times in ns, shares in % (0-100), as in the views."""
     out = out or sys.stdout
-    json.dump(summary_data(trace, top), out, indent=1, default=str)
+    json.dump(summary_data(trace, top, thresholds), out, indent=1, default=str)
     out.write("\n")
 
 
@@ -235,11 +268,16 @@ def register(sub):
         metavar="DIR",
         help="folder of CUDA/HIP graph capture traces: graph-replayed kernels go to the ops that captured them",
     )
+    flags.rule_thresholds(s)
     flags.keep_secrets(s)
     s.set_defaults(func=analyze)
 
 
 def analyze(args):
+    known = finding_thresholds()
+    for rule, _ in args.rule_threshold:
+        if rule not in known:
+            raise Unsupported("--rule-threshold", f"no finding rule with a threshold named {rule!r}; rules: {', '.join(known)}")
     args.source = expand(args.source)
     if not any(os.path.isdir(str(s)) for s in args.source):
         return _analyze_trace(args)
@@ -286,7 +324,7 @@ def _analyze_trace(args):
 
 
 def _print_summary(t, args):
-    (summary_json if args.format == "json" else summary)(t, top=args.top)
+    (summary_json if args.format == "json" else summary)(t, top=args.top, thresholds=dict(args.rule_threshold) or None)
 
 
 def _say(args, line):

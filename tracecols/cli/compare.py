@@ -17,7 +17,7 @@ from . import flags
 from .sources import expand
 from .table import Col, render, text
 
-KINDS = ("step", "phase", "kernel_class", "kernel", "op", "shape", "module", "callpath")
+KINDS = ("step", "phase", "kernel_class", "kernel", "op", "shape", "module", "callpath", "finding")
 SHOWN = ("kernel", "kernel_class", "phase", "op", "shape", "module", "callpath")  # --by: a table of one of these
 FILES = {
     "step": "diff_steps",
@@ -27,6 +27,7 @@ FILES = {
     "shape": "diff_op_shapes",
     "module": "diff_modules",
     "phase": "diff_phases",
+    "finding": "diff_findings",
     "callpath": "diff_callpaths",
 }
 
@@ -153,6 +154,23 @@ def _steps_table(steps):
     return render([c for _, c in spec], steps.select([k for k, _ in spec]).rows(), "steps")
 
 
+def _findings_table(f):
+    """The findings that appeared in B or disappeared from A, then those in both."""
+    ns = Col("", fmt_ns, right=True)
+    spec = [
+        ("status", Col("finding", text)),
+        ("rule", Col("rule", text)),
+        ("kind", Col("kind", text)),
+        ("device", Col("dev", lambda v: "-" if v is None else str(v), right=True)),
+        ("stake_ns_a", replace(ns, header="at stake A")),
+        ("stake_ns_b", replace(ns, header="at stake B")),
+        ("delta_stake_ns", replace(ns, header="Δ", fmt=_signed(fmt_ns))),
+        ("summary_b", Col("B (or A): what", text, 80)),
+    ]
+    rows = f.with_columns(summary_b=f["summary_b"].fill_null(f["summary_a"])).select([k for k, _ in spec]).rows()
+    return render([c for _, c in spec], rows, "findings (docs/analyses.md): appeared, disappeared, in both")
+
+
 def _significant(res, top):
     """The rows beyond noise of every keyed comparison, largest shift first."""
     import polars as pl
@@ -218,7 +236,7 @@ def compare(args):
     if args.output or args.format == "json" or args.html:
         kinds = KINDS
     else:
-        kinds = tuple(dict.fromkeys(("step", "phase", "kernel_class", "op", "kernel", args.by)))
+        kinds = tuple(dict.fromkeys(("step", "finding", "phase", "kernel_class", "op", "kernel", args.by)))
         kinds += tuple(r.kind for r in rules if r.kind not in kinds)
     res = compute(
         args.a, args.b, kinds, args.capture, args.by_device, args.keep_secrets, args.min_change, (args.run_a, args.run_b)
@@ -245,7 +263,7 @@ def compare(args):
         if args.format != "json":
             out.write(f"wrote {printable(path)}\n")
     if args.output:
-        tables = {FILES[k]: res[k].to_arrow() for k in KINDS}
+        tables = {FILES[k]: res[k].to_arrow() for k in KINDS if k in res}
         parquet.write_dir(args.output, tables, parquet.manifest(tables, layout="diff", a=str(args.a), b=str(args.b)))
         if args.format != "json":
             out.write(f"wrote {args.output}/ ({', '.join(f + '.parquet' for f in sorted(tables))})\n")
@@ -264,6 +282,8 @@ def _write_terminal(args, res, out):
         f"Mann-Whitney q < 0.05 and a shift of {args.min_change if args.min_change is not None else 2:g} % or more of A\n\n"
     )
     out.write(_steps_table(steps) + "\n")
+    if "finding" in res:
+        out.write(_findings_table(res["finding"]) + "\n")
     sig, n_sig = _significant(res, args.top)
     if n_sig:
         out.write(_significant_table(sig))

@@ -436,3 +436,53 @@ def step_diff(a_tables, b_tables, min_change_pct=None):
     sa, sb = step_samples(a_tables), step_samples(b_tables)
     frame = pl.DataFrame({"status": ["both"] * len(STEP_METRICS), "metric": list(STEP_METRICS)})
     return with_noise(frame, ["metric"], sa, sb, MIN_CHANGE_PCT if min_change_pct is None else min_change_pct)
+
+
+FINDING_KEY = ["rule", "kind", "device"]
+
+
+def findings_diff(a, b):
+    """The findings of A and of B (the `findings` view's frames) matched by rule, kind and device
+    (a finding's evidence names its ops and kernels, which a library change may rename):
+    `appeared` in B only, `disappeared` from A, `both` with the change of its time at stake.
+    Ordered: appeared, disappeared, then both, each by the larger time at stake."""
+
+    def side(f, s):
+        g = f.group_by(FINDING_KEY).agg(
+            pl.col("severity").first(),
+            pl.when(pl.col("stake_ns").is_not_null().any()).then(pl.col("stake_ns").sum()).alias("stake_ns"),
+            pl.col("stake_pct").sum(),
+            pl.col("summary").first(),
+            pl.col("remedy").first(),
+        )
+        return g.rename({c: f"{c}_{s}" for c in g.columns if c not in FINDING_KEY})
+
+    j = side(a, "a").join(side(b, "b"), on=FINDING_KEY, how="full", coalesce=True, nulls_equal=True)
+    ina, inb = pl.col("severity_a").is_not_null(), pl.col("severity_b").is_not_null()
+    j = j.with_columns(
+        pl.when(ina & inb)
+        .then(pl.lit("both"))
+        .when(inb)
+        .then(pl.lit("appeared"))
+        .otherwise(pl.lit("disappeared"))
+        .alias("status"),
+        (pl.col("stake_ns_b") - pl.col("stake_ns_a")).alias("delta_stake_ns"),
+    )
+    order = pl.col("status").replace_strict({"appeared": 0, "disappeared": 1, "both": 2}, return_dtype=pl.Int8)
+    big = pl.max_horizontal(pl.col("stake_ns_a").fill_null(0), pl.col("stake_ns_b").fill_null(0))
+    j = j.sort(order, big, "rule", "kind", "device", descending=[False, True, False, False, False], nulls_last=True)
+    return j.select(
+        "status",
+        *FINDING_KEY,
+        "severity_a",
+        "severity_b",
+        "stake_ns_a",
+        "stake_ns_b",
+        "delta_stake_ns",
+        "stake_pct_a",
+        "stake_pct_b",
+        "summary_a",
+        "summary_b",
+        "remedy_b",
+        "remedy_a",
+    )

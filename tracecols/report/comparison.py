@@ -14,11 +14,22 @@ from .tables import table
 _NOISE_HEAD = ["A / step", "B / step", "shift", "shift %", "95% CI low", "high", "q", "beyond noise"]
 _NOISE_COLS = ["per_step_ns_a", "per_step_ns_b", "shift_ns", "shift_pct", "ci_low_ns", "ci_high_ns", "q_value", "significant"]
 _NOISE_KINDS = ["ns", "ns", "ns", "pct", "ns", "ns", "n", "flag"]
-_KEYS = {"step": "metric", "kernel_class": "kernel_class", "kernel": "name", "op": "name", "callpath": "callpath"}
+_KEYS = {
+    "step": "metric",
+    "phase": "phase",
+    "kernel_class": "kernel_class",
+    "kernel": "name",
+    "op": "name",
+    "shape": "name",
+    "module": "module",
+    "callpath": "callpath",
+}
 _TITLES = {
+    "phase": "Step phases",
     "kernel_class": "Kernel classes",
     "op": "Ops (by name)",
     "kernel": "Kernels (by name)",
+    "module": "Ops by module",
     "callpath": "Call paths",
 }
 
@@ -48,6 +59,21 @@ def render(frames: Mapping[str, pl.DataFrame], a: str, b: str, top: int = 50) ->
                 "Steps",
                 note,
                 table("t-steps", ["metric"] + _NOISE_HEAD, _rows(steps, ["metric"] + _NOISE_COLS), ["name"] + _NOISE_KINDS),
+            )
+        )
+    found = frames.get("finding")
+    if found is not None and found.height:
+        cols = ["status", "rule", "kind", "device", "stake_ns_a", "stake_ns_b", "delta_stake_ns", "summary_a", "summary_b"]
+        sections.append(
+            _section(
+                "findings",
+                "Findings: appeared, disappeared, in both",
+                table(
+                    "t-findings",
+                    ["finding", "rule", "kind", "device", "at stake A", "at stake B", "Δ", "A: what", "B: what"],
+                    _rows(found, cols),
+                    ["name", "name", "name", "n", "ns", "ns", "ns", "name", "name"],
+                ),
             )
         )
     beyond = []

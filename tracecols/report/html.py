@@ -7,6 +7,7 @@ import os
 
 from ..version import __version__
 from .assets import CSP, CSS, HEAD_JS, JS
+from .fix_first import fix_first
 from .hotspots import _of_roof as _of_roof  # the roofline's hover text, tested on its own
 from .hotspots import classes, roofline, stacks, top
 from .labels import html_text as _e
@@ -15,7 +16,7 @@ from .overview import inputs, timeline
 from .page import Page
 from .ranks import fleet
 
-SECTIONS = (inputs, timeline, top, classes, roofline, critical_path, stacks, memory, over_time, fleet)
+SECTIONS = (inputs, fix_first, timeline, top, classes, roofline, critical_path, stacks, memory, over_time, fleet)
 
 
 def render(src, title: str | None = None) -> str:
