@@ -97,7 +97,8 @@ def test_a_run_against_other_steps_of_itself_changes_nothing(halves):
     res = _compare(halves["a"], halves["b"])
     assert res["step"]["steps_a"].to_list() == [12] * 3 and res["step"]["steps_b"].to_list() == [12] * 3
     for kind, f in res.items():
-        assert f["significant"].fill_null(False).sum() == 0, (kind, f.filter(pl.col("significant")))
+        if kind != "finding":  # findings are matched, not tested against noise
+            assert f["significant"].fill_null(False).sum() == 0, (kind, f.filter(pl.col("significant")))
 
 
 def test_a_slowed_kernel_family_is_found_with_its_size_and_nothing_else(halves):

@@ -93,9 +93,14 @@ def test_every_tool_and_resource_over_stdio():
         assert len(cmp["rows"]) == 5 and cmp["truncated"] is True
         assert cmp["rows"][0]["kind"] == "kernel_class" and cmp["rows"][0]["key"] == "gemm"
 
-        if "findings" in tools:
-            found = _payload(await session.call_tool("findings", {"top": 3}))
-            assert len(found["rows"]) <= 3
+        assert "findings" in tools
+        found = _payload(await session.call_tool("findings", {"source": "base_a.pt.trace.json.gz", "top": 2}))
+        assert [(r["rule"], r["kind"]) for r in found["rows"]] == [("host_idle", "launch"), ("host_idle", "sync")]
+        assert found["truncated"] is True
+        raised = _payload(await session.call_tool("findings", {"source": "1", "thresholds": {"host_idle": 50}}))
+        assert "host_idle" not in {r["rule"] for r in raised["rows"]}
+        bad = await session.call_tool("findings", {"thresholds": {"nope": 1}})
+        assert "no finding rule with a threshold named 'nope'" in _error_text(bad)
 
         res = await session.list_resources()
         assert "tracecols://schema" in {str(r.uri) for r in res.resources}

@@ -132,6 +132,30 @@ def summary_data(trace, top=10, thresholds=None):
     return out
 
 
+def _findings(out, findings):
+    """The summary's "What to fix first" table (the `findings` view's first rows)."""
+    if not findings:
+        return
+    rows = [
+        (
+            r["severity"],
+            f"{r['rule']} · {r['kind']}" if r["kind"] else r["rule"],
+            "-" if r["stake_ns"] is None else _ns(r["stake_ns"]),
+            _pct(r["stake_pct"]),
+            r["summary"],
+            r["remedy"],
+        )
+        for r in findings
+    ]
+    _table(
+        out,
+        "What to fix first (time at stake, % of the GPU span; findings of different rules can count the same time)",
+        ("severity", "finding", "at stake", "%", "what", "remedy"),
+        rows,
+        (8, -28, 11, 6, -70, -70),
+    )
+
+
 def summary(trace, top=10, out=None, thresholds=None):
     """The terminal summary: headline and warnings, what to fix first, GPU timeline, top kernels,
     top ops, worst idle gaps, optimizable ops."""
@@ -140,25 +164,7 @@ def summary(trace, top=10, out=None, thresholds=None):
     rows: list[tuple[Any, ...]]  # each table's rows, one after the other
     for line in headline_lines(d.get("headline", [])):
         out.write(printable(line) + "\n")
-    if d.get("findings"):
-        rows = [
-            (
-                r["severity"],
-                f"{r['rule']} · {r['kind']}" if r["kind"] else r["rule"],
-                "-" if r["stake_ns"] is None else _ns(r["stake_ns"]),
-                _pct(r["stake_pct"]),
-                r["summary"],
-                r["remedy"],
-            )
-            for r in d["findings"]
-        ]
-        _table(
-            out,
-            "What to fix first (time at stake, % of the GPU span; findings of different rules can count the same time)",
-            ("severity", "finding", "at stake", "%", "what", "remedy"),
-            rows,
-            (8, -28, 11, 6, -70, -70),
-        )
+    _findings(out, d.get("findings"))
     if "gpu_timeline" in d:
         rows = [
             (

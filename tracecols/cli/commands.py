@@ -11,6 +11,7 @@ from ..report.units import fmt_bytes, fmt_ns
 from ..trace import open as open_one
 from ..trace import open_any as open_trace
 from ..trace import reader
+from . import flags
 from .sources import expand
 from .table import Col, frame_text, render, text
 
@@ -192,3 +193,53 @@ def tree(args):
     else:
         t.tree.print_subtree(uid, fields=fields, trace_id=args.trace_id)
     return 0
+
+
+def register(sub):
+    s = sub.add_parser("info", help="one screen about a trace: size, events by category, span, devices, rank")
+    s.add_argument(
+        "source",
+        nargs="+",
+        help="trace files (.json/.json.gz, path, URL, quoted glob, - for standard input) or a tracecols output directory",
+    )
+    flags.keep_secrets(s)
+    s.set_defaults(func=info)
+
+    s = sub.add_parser("sql", help="run DuckDB SQL over a trace's tables")
+    s.add_argument(
+        "source", nargs="+", help="trace files (path, URL, quoted glob, - for standard input) or a tracecols output directory"
+    )
+    s.add_argument(
+        "query",
+        nargs="?",
+        help='SQL, e.g. "select cat, count(*) from events group by 1" (the last word before or after the options)',
+    )
+    s.add_argument(
+        "--describe", metavar="VIEW", help="instead of a query: the columns of VIEW with their types, units and meaning"
+    )
+    s.add_argument("--format", choices=["table", "csv", "json", "parquet"], default="table")
+    s.add_argument("-o", "--output", help="write the result to this file instead of stdout")
+    s.add_argument("--max-rows", type=int, default=50, help="rows shown by --format table (default 50)")
+    s.add_argument(
+        "--capture",
+        metavar="DIR",
+        help="folder of CUDA/HIP graph capture traces: graph-replayed kernels go to the ops that captured them",
+    )
+    flags.keep_secrets(s)
+    s.set_defaults(func=sql)
+
+    s = sub.add_parser("tree", help="print the host call tree under an op (kernels under their launch calls)")
+    s.add_argument("source", help="one trace file (- for standard input) or tracecols output directory")
+    g = s.add_mutually_exclusive_group(required=True)
+    g.add_argument("--uid", type=int, help="the event's uid (its position in traceEvents)")
+    g.add_argument("--name", help="an op name, e.g. aten::convolution (its first instance is shown)")
+    s.add_argument("--parents", action="store_true", help="print the chain of parents instead of the subtree")
+    s.add_argument("--fields", default=None, help='comma-separated args to show per op, e.g. "Input Dims,Input type"')
+    s.add_argument("--trace-id", type=int, default=0, help="which trace, when several were opened (default 0)")
+    s.add_argument(
+        "--capture",
+        metavar="DIR",
+        help="folder of CUDA/HIP graph capture traces: graph-replayed kernels go to the ops that captured them",
+    )
+    flags.keep_secrets(s)
+    s.set_defaults(func=tree)

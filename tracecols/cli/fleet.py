@@ -9,6 +9,7 @@ from ..fleet.ingest import Reporter, ingest_lake
 from ..lake import Lake
 from ..printable import MESSAGE, printable
 from ..progress import Tracker, using
+from . import flags
 
 
 class ProgressReporter(Reporter, Tracker):
@@ -171,3 +172,34 @@ def export(args):
     out, names = lake.export_duckdb(args.duckdb)
     print(f"tracecols: wrote {out} ({len(names)} views over {len(lake.traces)} traces)", file=sys.stderr)
     return 0
+
+
+def register(sub):
+    s = sub.add_parser("ingest", help="ingest traces (files, directories, globs, URLs) into a Parquet lake")
+    s.add_argument("sources", nargs="+", help="trace files, directories of them, globs or fsspec URLs")
+    s.add_argument("-o", "--output", required=True, help="lake directory or URL (created, or added to)")
+    s.add_argument("-j", "--jobs", type=int, default=None, help="worker processes (default: one per core)")
+    s.add_argument(
+        "--executor", choices=["local", "dask"], default="local", help="local processes (default) or a Dask distributed cluster"
+    )
+    s.add_argument("--scheduler", help="Dask scheduler address, e.g. tcp://HOST:8786 (with --executor dask)")
+    flags.keep_secrets(s)
+    s.add_argument(
+        "--lock-timeout",
+        type=float,
+        default=None,
+        help="seconds to wait for another ingest into the same local lake (default: "
+        "$TRACECOLS_LOCK_TIMEOUT, else no limit; 0 fails at once)",
+    )
+    s.add_argument(
+        "--run",
+        metavar="LABEL",
+        help="the run these traces belong to (a commit, a date, a config name): one lake holds many runs (docs/fleet.md)",
+    )
+    s.set_defaults(func=ingest)
+
+    s = sub.add_parser("export", help="write a DuckDB file of views over a lake, for BI tools")
+    s.add_argument("lake", help="lake directory written by `tracecols ingest`")
+    s.add_argument("--duckdb", required=True, help="the .duckdb file to write")
+    flags.keep_secrets(s)
+    s.set_defaults(func=export)

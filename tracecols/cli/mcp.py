@@ -102,6 +102,12 @@ def build(sources: Sources) -> Any:
         ),
     )
 
+    _tools(server, sources)
+    _resources(server, sources)
+    return server
+
+
+def _tools(server: Any, sources: Sources) -> None:
     @server.tool()
     @_said
     def list_sources() -> list[dict[str, Any]]:
@@ -148,16 +154,14 @@ def build(sources: Sources) -> Any:
         head = sources.get(source).frame("headline").sort("trace_id")
         return _bounded(head.head(MAX_ROWS).to_dicts(), head.height > MAX_ROWS, columns=head.columns)
 
-    if hasattr(Face, "findings"):
-
-        @server.tool()
-        @_said
-        def findings(source: str | None = None, top: int = 20) -> dict[str, Any]:
-            """What to fix first: the ranked findings with the time at stake, evidence and remedy."""
-            face = sources.get(source)
-            f = face.findings()  # type: ignore[attr-defined]
-            n = max(1, min(int(top), MAX_ROWS))
-            return _bounded(f.head(n).to_dicts(), f.height > n, columns=f.columns)
+    @server.tool()
+    @_said
+    def findings(source: str | None = None, top: int = 20, thresholds: dict[str, float] | None = None) -> dict[str, Any]:
+        """What to fix first: the ranked findings with the time at stake (ns and % of the GPU span),
+        evidence and remedy. thresholds: {rule: value} instead of the rules' defaults."""
+        f = sources.get(source).findings(thresholds or None)
+        n = max(1, min(int(top), MAX_ROWS))
+        return _bounded(f.head(n).to_dicts(), f.height > n, columns=f.columns)
 
     @server.tool()
     @_said
@@ -183,6 +187,8 @@ def build(sources: Sources) -> Any:
         steps = res["step"].select("metric", "steps_a", "steps_b", *keep).to_dicts()
         return _bounded(beyond.head(n).to_dicts(), beyond.height > n, steps=steps)
 
+
+def _resources(server: Any, sources: Sources) -> None:
     @server.resource("tracecols://schema", mime_type="application/json")
     def schema() -> str:
         """The tables and views of the first source: each column's name and type."""
@@ -194,8 +200,6 @@ def build(sources: Sources) -> Any:
         """A view's header: what it answers and its columns with types, units and meaning."""
         face = sources.get(None)
         return json.dumps({"view": view, "answers": face.answers(view), "columns": face.describe(view).to_dicts()})
-
-    return server
 
 
 def mcp(args: Any) -> int:

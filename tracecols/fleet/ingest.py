@@ -234,6 +234,15 @@ def _plan_ids(m, todo, known):
     return plan
 
 
+def _run_seq(m, run, todo):
+    """The place of run label `run` in the lake's run order (manifest `m`'s `runs`: the order in
+    which labels first reach the lake, written with the run's first commit); None without one."""
+    runs = m.setdefault("runs", [])
+    if run is not None and todo and run not in runs:
+        runs.append(run)
+    return None if run is None else runs.index(run) if run in runs else None
+
+
 def _ingest_locked(paths, lfs, executor, jobs, rep, res, keep_secrets, verify, run=None):
     """The run proper, with the lake locked (or, `verify`, every commit checked instead)."""
     committer = store.Committer(lfs, verify=verify)  # the manifest as it is now that no one else writes
@@ -273,11 +282,7 @@ def _ingest_locked(paths, lfs, executor, jobs, rep, res, keep_secrets, verify, r
 
         m = manifest or _new_manifest()
         plan = _plan_ids(m, todo, known)
-        # run order: the order in which labels first reach the lake (written with the first commit)
-        runs = m.setdefault("runs", [])
-        if run is not None and todo and run not in runs:
-            runs.append(run)
-        run_seq = None if run is None else runs.index(run) if run in runs else None
+        run_seq = _run_seq(m, run, todo)
 
         sizes = {p: work.size_of(p) or 0 for p in todo}
         rep.start(len(todo), sum(sizes.values()))
