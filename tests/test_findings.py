@@ -307,6 +307,43 @@ def test_data_quality_fires_on_each_reader_warning_and_is_silent_without(tmp_pat
     assert _rows(b.open(tmp_path), "data_quality") == []
 
 
+# --- recompute --------------------------------------------------------------------------------
+
+RECOMPUTE = "torch/utils/checkpoint.py(1234): recompute_fn"
+
+
+def _recompute_trace(recomputed_us):
+    """A forward kernel of 100 µs, then `recomputed_us` µs of kernels launched inside an
+    activation-checkpointing recompute frame (under aten::mm), then a backward kernel of 100 µs."""
+    b = Builder()
+    b.op("aten::linear", 10, 20)
+    b.kernel("fwd", 40, 100, launch_ts=15)
+    b.op(RECOMPUTE, 200, 30, cat="python_function")
+    b.op("aten::mm", 205, 20)
+    b.kernel("fwd_again", 240, recomputed_us, launch_ts=210)
+    b.kernel("bwd", 240 + recomputed_us + 10, 100, launch_ts=232)
+    return b
+
+
+def test_recompute_fires_on_kernels_launched_in_a_recompute_frame(tmp_path):
+    t = _recompute_trace(50).open(tmp_path)
+    (r,) = _rows(t, "recompute")
+    # busy 250 µs (100 + 50 + 100); recomputed 50 µs = 20 % of it; the span is [40, 400)
+    assert r["stake_ns"] == 50 * US and r["names"] == ["aten::mm"]
+    assert r["stake_pct"] == pytest.approx(100 * 50 / 360)
+    assert r["severity"] == "high" and "20.0 % of the GPU busy time" in r["summary"]
+
+
+def test_recompute_is_silent_below_its_threshold_or_without_checkpointing(tmp_path):
+    # 4 µs of 204 busy: 1.96 %, under the default 2 %
+    assert _rows(_recompute_trace(4).open(tmp_path), "recompute") == []
+    assert len(_rows(_recompute_trace(4).open(tmp_path), "recompute", {"recompute": 1.0})) == 1
+    b = Builder()
+    b.op("aten::mm", 205, 20)
+    b.kernel("k", 240, 50, launch_ts=210)
+    assert _rows(b.open(tmp_path), "recompute") == []
+
+
 # --- the view and the API ---------------------------------------------------------------------
 
 
@@ -484,3 +521,15 @@ def test_a_lake_and_its_duckdb_export_take_the_same_overrides(tmp_path):
     assert con.execute("select count(*) from findings where rule = 'host_idle'").fetchone()[0] == idle.height
     con.execute(f"SET VARIABLE tc_threshold_host_idle = {cut}")
     assert con.execute("select count(*) from findings where rule = 'host_idle'").fetchone()[0] == kept.height
+
+
+@pytest.mark.corpus
+def test_recompute_is_the_recomputed_kernels_of_a_real_checkpointed_run():
+    """resnet_act_checkpoint (MI300X): the time at stake is the summed duration of the device
+    events whose launch call the tree puts under torch.utils.checkpoint's recompute frame."""
+    t = tracecols.open(CORPUS / "TraceLens/tests/traces/mi300/resnet_act_checkpoint.json.gz")
+    kernels, slices = t.frame("kernels"), t.frame("slices")
+    rc = slices.filter(pl.col("is_recompute")).select("trace_id", pl.col("uid").alias("launch_uid"))
+    want = kernels.join(rc, on=["trace_id", "launch_uid"])["dur_ns"].sum()
+    (r,) = _rows(t, "recompute")
+    assert want > 0 and r["stake_ns"] == want

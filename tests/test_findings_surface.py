@@ -65,7 +65,7 @@ def test_the_report_opens_with_the_findings(tmp_path, view):
     out = tmp_path / "r.html"
     assert _cli("report", TRACE, "-o", out, "-q")[0] == 0
     page = out.read_text()
-    sections = [s.split('"')[1] for s in page.split('<section id=')[1:]]
+    sections = [s.split('"')[1] for s in page.split("<section id=")[1:]]
     assert sections[0] == "fix-first"
     first = view.row(0, named=True)
     assert f'title="{first["rule"]} · {first["kind"]}"' in page

@@ -1,7 +1,7 @@
 -- findings: what to fix first — every rule of sql/findings/ that fired, ranked by the time at stake.
 -- Answers: which problems does this trace show, how much GPU time does each put at stake, what
 -- is the evidence (events, ops, kernels, ranks), and what should be tried first?
--- depends: finding_host_idle, finding_launch_bound, finding_exposed_comm, finding_low_roofline, finding_unattributed_replay, finding_straggler, finding_collective_skew, finding_memory_capacity, finding_data_quality
+-- depends: finding_host_idle, finding_launch_bound, finding_exposed_comm, finding_low_roofline, finding_unattributed_replay, finding_straggler, finding_collective_skew, finding_memory_capacity, finding_data_quality, finding_recompute
 -- The rules are deterministic SQL over the other views, one file each (docs/analyses.md,
 -- Findings). Each says in its header what it detects, its threshold and how it estimates the
 -- time at stake. A threshold is the DuckDB variable tc_threshold_<rule> when set
@@ -35,6 +35,7 @@ WITH f AS (
     UNION ALL BY NAME SELECT * FROM finding_collective_skew
     UNION ALL BY NAME SELECT * FROM finding_memory_capacity
     UNION ALL BY NAME SELECT * FROM finding_data_quality
+    UNION ALL BY NAME SELECT * FROM finding_recompute
 )
 SELECT rule, severity, trace_id, rank, device, kind, stake_ns, stake_pct, summary, uids, names, remedy
 FROM f
