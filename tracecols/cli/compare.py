@@ -79,20 +79,19 @@ def terminal(frame, kind, top):
     f = frame.head(top)
     ns, pct, num = (Col("", fmt_ns, right=True), Col("", fmt_pct, right=True), Col("", fmt_number, right=True))
     spec = [("status", Col("status", text))]
+    gpu = [  # every keyed comparison: its events and their GPU time on each side
+        ("count_a", replace(num, header="n A")),
+        ("count_b", replace(num, header="n B")),
+        ("gpu_ns_a", replace(ns, header="GPU A")),
+        ("gpu_ns_b", replace(ns, header="GPU B")),
+        ("delta_gpu_ns", replace(ns, header="Δ GPU", fmt=_signed(fmt_ns))),
+    ]
     if kind == "kernel":
         if "device" in frame.columns:
             spec.append(("device", replace(num, header="dev")))
         else:
             spec += [("devices_a", Col("dev A", text, 12)), ("devices_b", Col("dev B", text, 12))]
-        spec += [
-            ("name", Col("name", text, 60)),
-            ("count_a", replace(num, header="n A")),
-            ("count_b", replace(num, header="n B")),
-            ("gpu_ns_a", replace(ns, header="GPU A")),
-            ("gpu_ns_b", replace(ns, header="GPU B")),
-            ("delta_gpu_ns", replace(ns, header="Δ GPU", fmt=_signed(fmt_ns))),
-            ("delta_gpu_pct", replace(pct, header="Δ %", fmt=_signed(fmt_pct))),
-        ]
+        spec += [("name", Col("name", text, 60)), *gpu, ("delta_gpu_pct", replace(pct, header="Δ %", fmt=_signed(fmt_pct)))]
         if frame["flops_a"].is_not_null().any() or frame["flops_b"].is_not_null().any():
             spec += [
                 ("tflops_per_s_a", Col("rate A", fmt_tflops, right=True)),
@@ -110,11 +109,7 @@ def terminal(frame, kind, top):
     elif kind == "kernel_class":
         spec += [
             ("kernel_class", Col("class", text, 30)),
-            ("count_a", replace(num, header="n A")),
-            ("count_b", replace(num, header="n B")),
-            ("gpu_ns_a", replace(ns, header="GPU A")),
-            ("gpu_ns_b", replace(ns, header="GPU B")),
-            ("delta_gpu_ns", replace(ns, header="Δ GPU", fmt=_signed(fmt_ns))),
+            *gpu,
             ("delta_gpu_pct", replace(pct, header="Δ %", fmt=_signed(fmt_pct))),
         ]
     else:
@@ -124,11 +119,7 @@ def terminal(frame, kind, top):
             key = {"op": "name", "module": "module", "phase": "phase", "callpath": "callpath"}[kind]
             spec.append((key, Col(key, text, 70, keep="end" if kind == "callpath" else "start")))
         spec += [
-            ("count_a", replace(num, header="n A")),
-            ("count_b", replace(num, header="n B")),
-            ("gpu_ns_a", replace(ns, header="GPU A")),
-            ("gpu_ns_b", replace(ns, header="GPU B")),
-            ("delta_gpu_ns", replace(ns, header="Δ GPU", fmt=_signed(fmt_ns))),
+            *gpu,
             ("host_ns_a", replace(ns, header="host A")),
             ("host_ns_b", replace(ns, header="host B")),
             ("delta_host_ns", replace(ns, header="Δ host", fmt=_signed(fmt_ns))),
