@@ -269,11 +269,7 @@ def register(sub):
         default="text",
         help="the summary as terminal tables (default) or as one JSON document, for scripts and CI",
     )
-    s.add_argument(
-        "--capture",
-        metavar="DIR",
-        help="folder of CUDA/HIP graph capture traces: graph-replayed kernels go to the ops that captured them",
-    )
+    flags.capture(s)
     flags.rule_thresholds(s)
     flags.keep_secrets(s)
     s.set_defaults(func=analyze)

@@ -220,11 +220,7 @@ def register(sub):
     s.add_argument("--format", choices=["table", "csv", "json", "parquet"], default="table")
     s.add_argument("-o", "--output", help="write the result to this file instead of stdout")
     s.add_argument("--max-rows", type=int, default=50, help="rows shown by --format table (default 50)")
-    s.add_argument(
-        "--capture",
-        metavar="DIR",
-        help="folder of CUDA/HIP graph capture traces: graph-replayed kernels go to the ops that captured them",
-    )
+    flags.capture(s)
     flags.keep_secrets(s)
     s.set_defaults(func=sql)
 
@@ -236,10 +232,6 @@ def register(sub):
     s.add_argument("--parents", action="store_true", help="print the chain of parents instead of the subtree")
     s.add_argument("--fields", default=None, help='comma-separated args to show per op, e.g. "Input Dims,Input type"')
     s.add_argument("--trace-id", type=int, default=0, help="which trace, when several were opened (default 0)")
-    s.add_argument(
-        "--capture",
-        metavar="DIR",
-        help="folder of CUDA/HIP graph capture traces: graph-replayed kernels go to the ops that captured them",
-    )
+    flags.capture(s)
     flags.keep_secrets(s)
     s.set_defaults(func=tree)

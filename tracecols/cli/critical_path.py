@@ -26,11 +26,7 @@ def register(sub):
     s.add_argument("--segments", action="store_true", help="every segment of the path in order, instead of the time per bound_by")
     s.add_argument("--format", choices=["table", "csv", "json", "parquet"], default="table")
     s.add_argument("-o", "--output", help="write the rows to this file instead of stdout")
-    s.add_argument(
-        "--capture",
-        metavar="DIR",
-        help="folder of CUDA/HIP graph capture traces: graph-replayed kernels go to the ops that captured them",
-    )
+    flags.capture(s)
     flags.keep_secrets(s)
     s.set_defaults(func=critical_path)
 

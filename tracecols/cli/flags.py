@@ -1,6 +1,15 @@
 """Arguments several commands share."""
 
 
+def capture(parser):
+    """--capture DIR: the graph capture traces that graph replays are matched against (docs/graphs.md)."""
+    parser.add_argument(
+        "--capture",
+        metavar="DIR",
+        help="folder of CUDA/HIP graph capture traces: graph-replayed kernels go to the ops that captured them",
+    )
+
+
 def keep_secrets(parser):
     """--keep-secrets, on every command that writes or prints trace content (model/secrets.py)."""
     parser.add_argument(

@@ -14,11 +14,7 @@ def register(sub):
     )
     s.add_argument("-o", "--output", default="report.html", help="the HTML file to write (default report.html)")
     s.add_argument("--title", help="title shown at the top of the page")
-    s.add_argument(
-        "--capture",
-        metavar="DIR",
-        help="folder of CUDA/HIP graph capture traces: graph-replayed kernels go to the ops that captured them",
-    )
+    flags.capture(s)
     flags.keep_secrets(s)
     s.set_defaults(func=report)
 

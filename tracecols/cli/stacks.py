@@ -26,11 +26,7 @@ def register(sub):
     s.add_argument(
         "--trace-id", type=int, default=None, help="which trace, when the source holds several (default: its only one)"
     )
-    s.add_argument(
-        "--capture",
-        metavar="DIR",
-        help="folder of CUDA/HIP graph capture traces: graph-replayed kernels go to the ops that captured them",
-    )
+    flags.capture(s)
     flags.keep_secrets(s)
     s.set_defaults(func=stacks)
 
