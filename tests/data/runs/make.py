@@ -17,6 +17,7 @@ export_chrome_trace files:
 """
 
 import gzip
+import importlib.util
 import os
 import shutil
 import sys
@@ -24,8 +25,13 @@ import sys
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
-import torch.nn.functional as F
 from torch.profiler import ProfilerActivity, profile, schedule
+
+# the decoder block of tests/data/h100/make.py (one definition of the model for both recipes)
+_spec = importlib.util.spec_from_file_location("h100_make", os.path.join(os.path.dirname(__file__), "..", "h100", "make.py"))
+_h100 = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_h100)
+Block = _h100.Block
 
 OUT = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(__file__))
 ACTIVITIES = [ProfilerActivity.CPU, ProfilerActivity.CUDA]
@@ -33,27 +39,9 @@ STEPS = 24  # enough steps a side, split in two halves, for a rank test to reach
 DDP_STEPS = 10
 
 
-class Block(torch.nn.Module):
-    def __init__(self, d=512, heads=8):
-        super().__init__()
-        self.heads = heads
-        self.norm1 = torch.nn.LayerNorm(d)
-        self.qkv = torch.nn.Linear(d, 3 * d)
-        self.proj = torch.nn.Linear(d, d)
-        self.norm2 = torch.nn.LayerNorm(d)
-        self.mlp = torch.nn.Sequential(torch.nn.Linear(d, 4 * d), torch.nn.GELU(), torch.nn.Linear(4 * d, d))
-
-    def forward(self, x):
-        b, t, d = x.shape
-        q, k, v = self.qkv(self.norm1(x)).view(b, t, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
-        a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-        x = x + self.proj(a.transpose(1, 2).reshape(b, t, d))
-        return x + self.mlp(self.norm2(x))
-
-
 def model(device="cuda"):
     torch.manual_seed(0)
-    return torch.nn.Sequential(Block(), Block()).to(device)
+    return torch.nn.Sequential(Block(d=512, heads=8), Block(d=512, heads=8)).to(device)
 
 
 def save(prof, name):
