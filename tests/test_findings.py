@@ -356,7 +356,8 @@ def test_findings_rank_by_time_at_stake_and_put_those_without_last(tmp_path):
     assert stakes[-1] is None and df["rule"][-1] == "data_quality"
     assert [s for s in stakes if s is not None] == sorted((s for s in stakes if s is not None), reverse=True)
     assert df.columns == [
-        "rule", "severity", "trace_id", "rank", "device", "kind", "stake_ns", "stake_pct", "summary", "uids", "names", "remedy",
+        "rule", "severity", "trace_id", "rank", "device", "kind", "stake_ns", "stake_pct", "summary",
+        "uids", "names", "sources", "remedy",
     ]  # fmt: skip
 
 
@@ -533,3 +534,48 @@ def test_recompute_is_the_recomputed_kernels_of_a_real_checkpointed_run():
     want = kernels.join(rc, on=["trace_id", "launch_uid"])["dur_ns"].sum()
     (r,) = _rows(t, "recompute")
     assert want > 0 and r["stake_ns"] == want
+
+
+def test_sources_are_the_user_frames_above_the_evidence():
+    """stacks_infer (with_stack, tests/data/h100): each finding's sources are, for its evidence
+    events in order, the innermost Python frame `file.py(line): fn` outside torch/ whose time
+    range on the launching thread holds the event (for a kernel, its launch call), from the JSON."""
+    import gzip
+    import re
+
+    path = Path(__file__).parent / "data/h100/stacks_infer.pt.trace.json.gz"
+    with gzip.open(path, "rt") as f:
+        events = json.load(f)["traceEvents"]
+    xs = [e for e in events if e.get("ph") == "X"]
+    by_uid = dict(enumerate(events))
+    frames = [
+        e
+        for e in xs
+        if e.get("cat") == "python_function"
+        and re.search(r"\.py\(\d+\): ", e["name"])
+        and not re.search(r"(^|/)torch/", e["name"])
+    ]
+    launch_by_corr = {
+        e["args"]["correlation"]: e for e in xs if e.get("cat") == "cuda_runtime" and "correlation" in e.get("args", {})
+    }
+
+    def source(uid):
+        e = by_uid[uid]
+        if e.get("cat") == "kernel":
+            e = launch_by_corr[e["args"]["correlation"]]
+        holding = [
+            f for f in frames if f["tid"] == e["tid"] and f["ts"] <= e["ts"] and e["ts"] + e.get("dur", 0) <= f["ts"] + f["dur"]
+        ]
+        return min(holding, key=lambda f: f["dur"])["name"] if holding else None
+
+    found = tracecols.open(path).findings()
+    checked = 0
+    for r in found.iter_rows(named=True):
+        want = []
+        for uid in r["uids"]:
+            s = source(uid)
+            if s is not None and s not in want:
+                want.append(s)
+        assert r["sources"] == want, r["rule"]
+        checked += bool(want)
+    assert checked >= 2  # host_idle's ops and .item() calls point at make.py's lines

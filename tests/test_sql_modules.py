@@ -22,13 +22,15 @@ FILES = sqlfiles.load_all()
 
 def _documented(name):
     """[(column, type)] from the file's `-- Columns` section: indented lines of `name[, name…] TYPE
-    meaning`, several per line when separated by `;`; `every column of X` takes X's list."""
+    meaning`, several per line when separated by `;`; `every column of X` takes X's list, `every
+    column of X but a, b` all of it but those."""
     lines = FILES[name][0].splitlines()
     start = next(i for i, line in enumerate(lines) if re.match(r"--\s*Columns", line))
     out = []
-    every = re.search(r"every column of (\w+)", lines[start])
+    every = re.search(r"every column of (\w+)(?: but ([\w, ]+))?", lines[start])
     if every:
-        out += _documented(every.group(1))
+        but = {c.strip() for c in (every.group(2) or "").split(",")}
+        out += [c for c in _documented(every.group(1)) if c[0] not in but]
     for line in lines[start + 1 :]:
         if not line.startswith("--"):
             break

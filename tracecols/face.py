@@ -159,31 +159,24 @@ class Face:
         if not thresholds:
             return self.frame("findings")
         import math
-        import re
 
         from .errors import QueryError
 
         rules = _finding_views()
-        texts = {n: sqlfiles.view_text(n) for n in rules}
         known = finding_thresholds()
         for rule, value in thresholds.items():
             if rule not in known:
                 raise QueryError(self.origin, f"no finding rule with a threshold named {rule!r}; rules: {', '.join(known)}")
             if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
                 raise QueryError(self.origin, f"the threshold of rule {rule!r} must be a finite number, not {value!r}")
-        # The rules run as queries of their own: the views, once computed (frame), hold the defaults.
-        parts = {n: sqlfiles.split_view(t, n) for n, t in {**texts, "findings": sqlfiles.view_text("findings")}.items()}
-        ctes, top = ", ".join(f"{n} AS ({parts[n][1]})" for n in rules), parts["findings"][1]
-        own = re.match(r"WITH\s", top, re.IGNORECASE)  # the view's own WITH list goes on after the rules'
-        query = f"WITH {ctes}, {top[own.end() :]}" if own else f"WITH {ctes} {top}"
-        con = self._engine.con
-        for rule, value in thresholds.items():
-            con.execute(f"SET VARIABLE tc_threshold_{rule} = {float(value)!r}::DOUBLE")
-        try:
-            return self.sql(query)
-        finally:
-            for rule in thresholds:
-                con.execute(f"RESET VARIABLE tc_threshold_{rule}")
+        # The rules are defined again in a cursor of their own, whose variables hold the
+        # thresholds: the views of the connection, once computed (frame), keep the defaults.
+        from .model.frames import frame
+
+        with self._engine.over({}, fresh=rules) as cur:
+            for rule, value in thresholds.items():
+                cur.execute(f"SET VARIABLE tc_threshold_{rule} = {float(value)!r}::DOUBLE")
+            return frame(cur.sql("SELECT * FROM findings").to_arrow_table())
 
     def analyses(self) -> tuple[dict[str, pa.Table], dict[str, float]]:
         """Every public view, computed: ({name: Arrow table}, {name: seconds}). The private

@@ -10,7 +10,7 @@
 -- sum counts no time twice; it overlaps straggler's estimate when the last rank is a straggler.
 -- Threshold tc_threshold_collective_skew, default 1: a time at stake of at least this % of the
 -- GPU span of the rank waited for.
--- Columns (one row per (pg_key, collective) over the threshold): every column of findings
+-- Columns (one row per (pg_key, collective) over the threshold): every column of findings but sources
 CREATE OR REPLACE VIEW finding_collective_skew AS
 WITH i AS (SELECT * FROM collective_skew WHERE ranks >= 2),
 lastr AS (

@@ -6,7 +6,7 @@
 -- …) is one finding (kind reader); and a trace with op_perf rows marked above_peak gets one
 -- (kind above_peak), with the 5 such ops with the most device time as evidence.
 -- No threshold: every warning counts. Time at stake: none; severity medium.
--- Columns (one row per warning): every column of findings
+-- Columns (one row per warning): every column of findings but sources
 CREATE OR REPLACE VIEW finding_data_quality AS
 WITH w AS (
     SELECT trace_id, rank, unnest(warnings) AS warning FROM traces

@@ -9,7 +9,7 @@
 -- Threshold tc_threshold_exposed_comm, default 1: exposed communication of at least this % of
 -- the trace's GPU span.
 -- Evidence: the 5 longest communication kernels of the device and the names with the most time.
--- Columns (one row per device over the threshold): every column of findings
+-- Columns (one row per device over the threshold): every column of findings but sources
 CREATE OR REPLACE VIEW finding_exposed_comm AS
 WITH span AS (SELECT trace_id, total_ns FROM gpu_timeline WHERE device IS NULL),
 d AS (

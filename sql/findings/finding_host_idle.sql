@@ -30,7 +30,7 @@
 -- Evidence: uids of the host calls before the longest gaps (5, one each) (for launch: the device events
 -- after them); names of the host calls (for launch: the ops that launched those events) with
 -- the most gap time.
--- Columns (one row per (trace, device, cause) over the threshold): every column of findings
+-- Columns (one row per (trace, device, cause) over the threshold): every column of findings but sources
 CREATE OR REPLACE VIEW finding_host_idle AS
 WITH g AS (
     SELECT i.trace_id, i.rank, i.device, i.stream, i.uid, i.gap_start_ns, i.device_idle_ns AS gap_ns,

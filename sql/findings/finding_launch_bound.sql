@@ -18,7 +18,7 @@
 -- One finding per stream with at least one stretch and idle time in it.
 -- Evidence: uids of the first events of the 5 stretches with the most gap time; the kernel
 -- names most often in stretches.
--- Columns (one row per (trace, device, stream) with stretches): every column of findings
+-- Columns (one row per (trace, device, stream) with stretches): every column of findings but sources
 CREATE OR REPLACE VIEW finding_launch_bound AS
 WITH ev AS (
     SELECT k.trace_id, k.rank, k.device, k.stream, k.uid, k.name, k.dur_ns,

@@ -13,7 +13,7 @@
 -- allows; summed over the ops of one (trace, device, kind). Innermost ops do not nest, so the
 -- sum counts no time twice on one stream (ops on concurrent streams can overlap).
 -- Evidence: the 5 ops with the most time at stake; names as `name [shapes]`.
--- Columns (one row per (trace, device, kind) with such ops): every column of findings
+-- Columns (one row per (trace, device, kind) with such ops): every column of findings but sources
 CREATE OR REPLACE VIEW finding_low_roofline AS
 WITH o AS (
     SELECT trace_id, rank, device, uid, name, shapes, gpu_ns, roofline_pct,

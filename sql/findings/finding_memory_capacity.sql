@@ -8,7 +8,7 @@
 -- (devices: deviceProperties); devices the trace gives no size for are not judged.
 -- Threshold tc_threshold_memory_capacity, default 90: a peak of at least this % of the device's memory.
 -- Time at stake: none (no time is lost until memory runs out); severity high from 95 %, else medium.
--- Columns (one row per device over the threshold): every column of findings
+-- Columns (one row per device over the threshold): every column of findings but sources
 CREATE OR REPLACE VIEW finding_memory_capacity AS
 WITH m AS (
     SELECT s.trace_id, s.rank, s.device_id AS device,

@@ -11,7 +11,7 @@
 -- Time at stake: the recomputed events' summed duration, the most that checkpointing fewer
 -- segments (where memory allows) gives back; events of two streams running at once count twice.
 -- Evidence: the ops that launched the most recomputed time (up to 5) and their longest events.
--- Columns (one row per trace over the threshold): every column of findings
+-- Columns (one row per trace over the threshold): every column of findings but sources
 CREATE OR REPLACE VIEW finding_recompute AS
 WITH span AS (SELECT trace_id, rank, total_ns, busy_ns FROM gpu_timeline WHERE device IS NULL),
 rc AS (

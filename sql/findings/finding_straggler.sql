@@ -10,7 +10,7 @@
 -- arrival = arrival_excess_ns × the collective instances it took part in. kind says which.
 -- Threshold tc_threshold_straggler, default 1: a time at stake of at least this % of the
 -- rank's GPU span.
--- Columns (one row per straggler rank over the threshold): every column of findings
+-- Columns (one row per straggler rank over the threshold): every column of findings but sources
 CREATE OR REPLACE VIEW finding_straggler AS
 WITH s AS (
     SELECT st.*, coalesce(st.step_excess_ns * r.steps, 0) AS step_stake,

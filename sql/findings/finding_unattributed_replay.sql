@@ -9,7 +9,7 @@
 -- Time at stake: unmatched_kernel_ns, the device time the op views cannot attribute (not time
 -- to win back: time whose cause the other findings cannot see).
 -- Evidence: the pseudo op of the first unmatched launch.
--- Columns (one row per trace over the threshold): every column of findings
+-- Columns (one row per trace over the threshold): every column of findings but sources
 CREATE OR REPLACE VIEW finding_unattributed_replay AS
 WITH span AS (SELECT trace_id, rank, total_ns FROM gpu_timeline WHERE device IS NULL)
 SELECT 'unattributed_replay' AS rule, _tc_severity(100.0 * r.unmatched_kernel_ns / s.total_ns) AS severity,

@@ -1,7 +1,7 @@
 -- findings: what to fix first — every rule of sql/findings/ that fired, ranked by the time at stake.
 -- Answers: which problems does this trace show, how much GPU time does each put at stake, what
 -- is the evidence (events, ops, kernels, ranks), and what should be tried first?
--- depends: finding_host_idle, finding_launch_bound, finding_exposed_comm, finding_low_roofline, finding_unattributed_replay, finding_straggler, finding_collective_skew, finding_memory_capacity, finding_data_quality, finding_recompute
+-- depends: slices, kernels, finding_host_idle, finding_launch_bound, finding_exposed_comm, finding_low_roofline, finding_unattributed_replay, finding_straggler, finding_collective_skew, finding_memory_capacity, finding_data_quality, finding_recompute
 -- The rules are deterministic SQL over the other views, one file each (docs/analyses.md,
 -- Findings). Each says in its header what it detects, its threshold and how it estimates the
 -- time at stake. A threshold is the DuckDB variable tc_threshold_<rule> when set
@@ -23,9 +23,13 @@
 --   summary     VARCHAR  what was found, in one line with its numbers
 --   uids        BIGINT[] evidence: uids of events it names, the largest first (at most 5)
 --   names       VARCHAR[] evidence: names of the ops, kernels or host calls (at most 5)
+--   sources     VARCHAR[] evidence: the source lines the evidence events ran under, in their
+--                         order: for each, the innermost Python frame `file.py(line): function`
+--                         above it (a device event: above its launch call) outside torch's own
+--                         package (empty for a trace recorded without with_stack)
 --   remedy      VARCHAR  what to try, in one line
 CREATE OR REPLACE VIEW findings AS
-WITH f AS (
+WITH RECURSIVE f AS (
     SELECT * FROM finding_host_idle
     UNION ALL BY NAME SELECT * FROM finding_launch_bound
     UNION ALL BY NAME SELECT * FROM finding_exposed_comm
@@ -36,8 +40,36 @@ WITH f AS (
     UNION ALL BY NAME SELECT * FROM finding_memory_capacity
     UNION ALL BY NAME SELECT * FROM finding_data_quality
     UNION ALL BY NAME SELECT * FROM finding_recompute
+),
+numbered AS (SELECT row_number() OVER () AS fid, * FROM f),
+evidence AS (  -- each evidence event, as the host slice it starts from
+    SELECT e.fid, e.i, e.trace_id, coalesce(s.uid, k.launch_uid) AS start_uid
+    FROM (SELECT fid, trace_id, unnest(uids) AS uid, generate_subscripts(uids, 1) AS i FROM numbered) e
+    LEFT JOIN slices s ON s.trace_id = e.trace_id AND s.uid = e.uid
+    LEFT JOIN kernels k ON k.trace_id = e.trace_id AND k.uid = e.uid
+),
+walk(fid, i, trace_id, frame, depth) AS (  -- up the Python frames, until one of the user's
+    SELECT e.fid, e.i, e.trace_id, s.py_uid, 0
+    FROM evidence e JOIN slices s ON s.trace_id = e.trace_id AND s.uid = e.start_uid
+    WHERE s.py_uid IS NOT NULL
+    UNION ALL
+    SELECT w.fid, w.i, w.trace_id, p.py_uid, w.depth + 1
+    FROM walk w JOIN slices p ON p.trace_id = w.trace_id AND p.uid = w.frame
+    WHERE p.py_uid IS NOT NULL AND w.depth < 64
+      AND NOT (regexp_matches(p.name, '\.py\(\d+\): ') AND NOT regexp_matches(p.name, '(^|/)torch/'))
+),
+found AS (
+    SELECT w.fid, w.i, arg_min(p.name, w.depth) AS frame
+    FROM walk w JOIN slices p ON p.trace_id = w.trace_id AND p.uid = w.frame
+    WHERE regexp_matches(p.name, '\.py\(\d+\): ') AND NOT regexp_matches(p.name, '(^|/)torch/')
+    GROUP BY w.fid, w.i
+),
+sources AS (
+    SELECT fid, list(frame ORDER BY i) AS sources
+    FROM (SELECT fid, frame, min(i) AS i FROM found GROUP BY fid, frame) GROUP BY fid
 )
-SELECT rule, severity, trace_id, rank, device, kind, stake_ns, stake_pct, summary, uids, names, remedy
-FROM f
-ORDER BY stake_ns DESC NULLS LAST, CASE severity WHEN 'high' THEN 0 WHEN 'medium' THEN 1 ELSE 2 END,
-         rule, trace_id, device NULLS FIRST, kind, summary;
+SELECT n.rule, n.severity, n.trace_id, n.rank, n.device, n.kind, n.stake_ns, n.stake_pct, n.summary, n.uids, n.names,
+       coalesce(src.sources, []::VARCHAR[]) AS sources, n.remedy
+FROM numbered n LEFT JOIN sources src ON src.fid = n.fid
+ORDER BY n.stake_ns DESC NULLS LAST, CASE n.severity WHEN 'high' THEN 0 WHEN 'medium' THEN 1 ELSE 2 END,
+         n.rule, n.trace_id, n.device NULLS FIRST, n.kind, n.summary;

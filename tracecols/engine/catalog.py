@@ -261,18 +261,20 @@ class Engine:
         return self.arrow(f"SELECT * FROM {name}")
 
     @contextmanager
-    def over(self, tables):
+    def over(self, tables, fresh=()):
         """A cursor in which the tables or views named in `tables` ({name: Arrow table}) are those
         tables, and every view that reads them, directly or through others, is computed over them:
         the same analyses over other rows (Face.critical_path over windows of the caller's
-        choosing). The connection itself, and every other cursor, still see their own.
+        choosing). The views named in `fresh`, and those that read them, are defined again there
+        too: computed anew in the cursor, with its own settings (Face.findings's thresholds, DuckDB
+        variables of that cursor). The connection itself, and every other cursor, still see their own.
 
         DuckDB binds a view's names when a query reads it, temporary objects first: the tables
         are registered in the cursor under the names they stand for, and the views above them are
         defined again there as temporary views from their own query text (one held by
         `materialise` reads its frozen result, a saved store's holds its file). A cursor sees none of the connection's registered
         Arrow tables, so they are registered in it too."""
-        affected = self._readers_of(set(tables)) - set(tables)
+        affected = (self._readers_of(set(tables)) | self._readers_of(set(fresh)) | (set(fresh) & set(self._sql))) - set(tables)
         for name in affected:  # what they read that stays as it is must exist in the catalog
             for read in self._sql[name][1] - affected:
                 self._define_with_reads(read)

@@ -145,13 +145,17 @@ def _unit(meaning: str) -> tuple[str | None, str]:
 
 def columns(name: str, directory: str | Path | None = None) -> list[tuple[str, str, str | None, str]]:
     """[(column, type, unit, meaning)] of view `name` from its header's `-- Columns` section
-    (unit None where the meaning names none); `every column of X` first takes X's list."""
+    (unit None where the meaning names none); `every column of X` first takes X's list (`every
+    column of X but a, b`: without those)."""
     lines = view_text(name, directory).splitlines()
     start = next((i for i, line in enumerate(lines) if re.match(r"--\s*Columns", line)), None)
     if start is None:
         return []
-    every = re.search(r"every column of (\w+)", lines[start])
+    every = re.search(r"every column of (\w+)(?: but ([\w, ]+))?", lines[start])
     out = columns(every.group(1), directory) if every else []
+    if every and every.group(2):
+        left_out = {c.strip() for c in every.group(2).split(",")}
+        out = [c for c in out if c[0] not in left_out]
     rows: list[list] = []
     for line in lines[start + 1 :]:
         if not line.startswith("--"):
