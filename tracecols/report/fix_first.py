@@ -28,6 +28,7 @@ def fix_first(page: Page) -> None:
                 r["stake_pct"],
                 r["summary"],
                 evidence,
+                "; ".join((r.get("sources") or [])[:2]),
                 r["remedy"],
             )
         )
@@ -42,8 +43,8 @@ def fix_first(page: Page) -> None:
         note,
         table(
             "t-findings",
-            ["severity", "finding", "where", "at stake", "% of GPU span", "what", "evidence", "remedy"],
+            ["severity", "finding", "where", "at stake", "% of GPU span", "what", "evidence", "source", "remedy"],
             rows,
-            ["name", "name", "name", "ns", "pct", "name", "name", "name"],
+            ["name", "name", "name", "ns", "pct", "name", "name", "name", "name"],
         ),
     )
