@@ -288,11 +288,11 @@ def test_step_phases_as_the_file_nests_them():
 
 def test_findings_that_appeared_and_disappeared():
     """A single-GPU run against a DDP rank of the same model over gloo: the gloo rank's findings
-    that the other run lacks are `appeared`, and the other way round `disappeared`, by rule,
-    kind and device; a finding in both carries both times at stake."""
+    that the other run lacks are `appeared`, and the other way round `disappeared`, by rule and
+    kind; a finding in both carries both times at stake."""
     a = tracecols.open(RUNS / "base_a.pt.trace.json.gz")
     b = tracecols.open(RUNS / "ddp_rank0.pt.trace.json.gz")
-    key = lambda f: {(r["rule"], r["kind"], r["device"]) for r in f.iter_rows(named=True)}  # noqa: E731
+    key = lambda f: {(r["rule"], r["kind"]) for r in f.iter_rows(named=True)}  # noqa: E731
     fa, fb = key(a.findings()), key(b.findings())
     got = a.compare(b, ("finding",))["finding"]
     by_status = {
@@ -301,6 +301,27 @@ def test_findings_that_appeared_and_disappeared():
     }
     assert by_status == {"appeared": fb - fa, "disappeared": fa - fb, "both": fa & fb}
     assert by_status["appeared"]  # gloo's synchronising calls leave the device idle
-    stakes = {(r["rule"], r["kind"], r["device"]): r["stake_ns"] for r in b.findings().iter_rows(named=True)}
+    stakes: dict = {}
+    for r in b.findings().iter_rows(named=True):  # one device here: each (rule, kind) once
+        assert (r["rule"], r["kind"]) not in stakes
+        stakes[(r["rule"], r["kind"])] = r["stake_ns"]
     for r in got.filter(pl.col("status") != "disappeared").iter_rows(named=True):
-        assert r["stake_ns_b"] == stakes[(r["rule"], r["kind"], r["device"])]
+        assert r["stake_ns_b"] == stakes[(r["rule"], r["kind"])]
+
+
+@pytest.mark.corpus
+def test_two_halves_of_the_ranks_of_one_dlrm_job():
+    """The 8-rank DLRM job (one step a rank): ranks 0-3 against ranks 4-7 pool four samples a side,
+    one per rank; the same job raises no change beyond noise, and the findings the two halves
+    share by rule and kind are both sides' exposed communication and host launch gaps."""
+    from conftest import CORPUS
+
+    d = CORPUS / "param/et_replay/tests/inputs/dlrm_kineto.tar.gz.extracted/dlrm_kineto"
+    a = tracecols.open(*sorted(d.glob("worker[0-3]_*.json")))
+    b = tracecols.open(*sorted(d.glob("worker[4-7]_*.json")))
+    res = a.compare(b, ("step", "kernel_class", "op", "finding"))
+    assert res["step"]["steps_a"].to_list() == [4] * 3 and res["step"]["steps_b"].to_list() == [4] * 3
+    for kind in ("step", "kernel_class", "op"):
+        assert not res[kind]["significant"].fill_null(False).any(), kind
+    both = res["finding"].filter(pl.col("status") == "both")
+    assert {("exposed_comm", "communication"), ("host_idle", "launch")} <= set(zip(both["rule"], both["kind"]))

@@ -234,7 +234,7 @@ class Face:
         a, b = self._diff_tables(), other._diff_tables()
         out = {k: diff(a, b, k, by_device, min_change_pct) for k in kinds if k != "finding"}
         if "finding" in kinds and "findings" in self.tables and "findings" in other.tables:
-            out["finding"] = findings_diff(self.findings(), other.findings())
+            out["finding"] = findings_diff(self.findings(), other.findings(), by_device)
         return out
 
     def _diff_tables(self) -> dict[str, pl.DataFrame]:

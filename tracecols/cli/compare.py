@@ -152,7 +152,7 @@ def _findings_table(f):
         ("status", Col("finding", text)),
         ("rule", Col("rule", text)),
         ("kind", Col("kind", text)),
-        ("device", Col("dev", lambda v: "-" if v is None else str(v), right=True)),
+        *([("device", Col("dev", lambda v: "-" if v is None else str(v), right=True))] if "device" in f.columns else []),
         ("stake_ns_a", replace(ns, header="at stake A")),
         ("stake_ns_b", replace(ns, header="at stake B")),
         ("delta_stake_ns", replace(ns, header="Δ", fmt=_signed(fmt_ns))),

@@ -438,26 +438,33 @@ def step_diff(a_tables, b_tables, min_change_pct=None):
     return with_noise(frame, ["metric"], sa, sb, MIN_CHANGE_PCT if min_change_pct is None else min_change_pct)
 
 
-FINDING_KEY = ["rule", "kind", "device"]
+FINDING_KEY = ["rule", "kind"]
 
 
-def findings_diff(a, b):
-    """The findings of A and of B (the `findings` view's frames) matched by rule, kind and device
-    (a finding's evidence names its ops and kernels, which a library change may rename):
-    `appeared` in B only, `disappeared` from A, `both` with the change of its time at stake.
-    Ordered: appeared, disappeared, then both, each by the larger time at stake."""
+def findings_diff(a, b, by_device=False):
+    """The findings of A and of B (the `findings` view's frames) matched by rule and kind, every
+    device and trace of a side together (two runs of one job often ran on other GPUs, as kernels
+    are matched), or by rule, kind and device with `by_device`; a finding's evidence names ops
+    and kernels, which a library change may rename, and is not matched. `appeared` in B only,
+    `disappeared` from A, `both` with the change of its time at stake (summed over the devices
+    and traces). Ordered: appeared, disappeared, then both, each by the larger time at stake."""
+    key = FINDING_KEY + (["device"] if by_device else [])
 
     def side(f, s):
-        g = f.group_by(FINDING_KEY).agg(
-            pl.col("severity").first(),
-            pl.when(pl.col("stake_ns").is_not_null().any()).then(pl.col("stake_ns").sum()).alias("stake_ns"),
-            pl.col("stake_pct").sum(),
-            pl.col("summary").first(),
-            pl.col("remedy").first(),
+        g = (
+            f.sort("stake_ns", descending=True, nulls_last=True)
+            .group_by(key, maintain_order=True)
+            .agg(
+                pl.col("severity").first(),  # the largest one's
+                pl.when(pl.col("stake_ns").is_not_null().any()).then(pl.col("stake_ns").sum()).alias("stake_ns"),
+                pl.col("stake_pct").max(),
+                pl.col("summary").first(),
+                pl.col("remedy").first(),
+            )
         )
-        return g.rename({c: f"{c}_{s}" for c in g.columns if c not in FINDING_KEY})
+        return g.rename({c: f"{c}_{s}" for c in g.columns if c not in key})
 
-    j = side(a, "a").join(side(b, "b"), on=FINDING_KEY, how="full", coalesce=True, nulls_equal=True)
+    j = side(a, "a").join(side(b, "b"), on=key, how="full", coalesce=True, nulls_equal=True)
     ina, inb = pl.col("severity_a").is_not_null(), pl.col("severity_b").is_not_null()
     j = j.with_columns(
         pl.when(ina & inb)
@@ -470,10 +477,10 @@ def findings_diff(a, b):
     )
     order = pl.col("status").replace_strict({"appeared": 0, "disappeared": 1, "both": 2}, return_dtype=pl.Int8)
     big = pl.max_horizontal(pl.col("stake_ns_a").fill_null(0), pl.col("stake_ns_b").fill_null(0))
-    j = j.sort(order, big, "rule", "kind", "device", descending=[False, True, False, False, False], nulls_last=True)
+    j = j.sort(order, big, *key, descending=[False, True] + [False] * len(key), nulls_last=True)
     return j.select(
         "status",
-        *FINDING_KEY,
+        *key,
         "severity_a",
         "severity_b",
         "stake_ns_a",

@@ -63,16 +63,17 @@ def render(frames: Mapping[str, pl.DataFrame], a: str, b: str, top: int = 50) ->
         )
     found = frames.get("finding")
     if found is not None and found.height:
-        cols = ["status", "rule", "kind", "device", "stake_ns_a", "stake_ns_b", "delta_stake_ns", "summary_a", "summary_b"]
+        dev = ["device"] if "device" in found.columns else []
+        cols = ["status", "rule", "kind", *dev, "stake_ns_a", "stake_ns_b", "delta_stake_ns", "summary_a", "summary_b"]
         sections.append(
             _section(
                 "findings",
                 "Findings: appeared, disappeared, in both",
                 table(
                     "t-findings",
-                    ["finding", "rule", "kind", "device", "at stake A", "at stake B", "Δ", "A: what", "B: what"],
+                    ["finding", "rule", "kind", *dev, "at stake A", "at stake B", "Δ", "A: what", "B: what"],
                     _rows(found, cols),
-                    ["name", "name", "name", "n", "ns", "ns", "ns", "name", "name"],
+                    ["name", "name", "name", *(["n"] * len(dev)), "ns", "ns", "ns", "name", "name"],
                 ),
             )
         )
