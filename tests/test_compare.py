@@ -296,7 +296,7 @@ def test_findings_that_appeared_and_disappeared():
     fa, fb = key(a.findings()), key(b.findings())
     got = a.compare(b, ("finding",))["finding"]
     by_status = {
-        s: {(r["rule"], r["kind"], r["device"]) for r in got.filter(pl.col("status") == s).iter_rows(named=True)}
+        s: {(r["rule"], r["kind"]) for r in got.filter(pl.col("status") == s).iter_rows(named=True)}
         for s in ("appeared", "disappeared", "both")
     }
     assert by_status == {"appeared": fb - fa, "disappeared": fa - fb, "both": fa & fb}
