@@ -140,6 +140,12 @@ class Face:
             raise QueryError(self.origin, f"no table or view named {name!r}; see .tables")
         return frame(self.table(name))
 
+    def compute(self, names: list[str]) -> None:
+        """Compute the views named and the views they read now, each once, each over the results
+        of those beneath it: for a reader of several views that share some (the summary), which
+        `table` and `frame` then return. Names that are not views are passed over."""
+        self._engine.materialise_with_reads(names)
+
     def analyses(self) -> tuple[dict[str, pa.Table], dict[str, float]]:
         """Every public view, computed: ({name: Arrow table}, {name: seconds}). The private
         helpers they read are computed once on the way (their seconds are listed too)."""

@@ -153,6 +153,14 @@ def open_any(
     return t
 
 
+def read_in_memory(*paths: str | os.PathLike[str]) -> bool:
+    """Whether `open` reads these trace files into memory (they fit: pipeline/memory_or_disk.py)
+    rather than streaming them into a temporary directory."""
+    from .pipeline import fits_in_memory
+
+    return fits_in_memory([str(p) for p in paths])
+
+
 def _outdated_views(files: dict[str, str]) -> set[str]:
     """The saved view files of an output written by an older tracecols: those whose columns are
     not the ones the view's sql/ header lists today (a column added since). They are left out,

@@ -136,9 +136,13 @@ class Engine:
                 self._hold_helpers(name)
 
     def _define_with_reads(self, name, hold=True):
-        text = self._undefined.pop(name, None)
+        text = self._undefined.get(name)
         if text is None:
             return
+        if hold and self._memoise and not is_public(name) and name not in self._on_file and sqlfiles.split_view(text, name):
+            self.materialise(name)  # held: computed by its own query, never defined from its text
+            return
+        del self._undefined[name]
         if name not in self._on_file:  # a view computed to a file reads that file alone
             for read in sorted(self._reads[name]):
                 self._define_with_reads(read, hold)
@@ -312,13 +316,51 @@ class Engine:
         """
         if name in self._done:
             return self._done[name]
-        t = self.table(name)
+        t = self._computed_once(name) if name in self._undefined else None
+        if t is None:
+            t = self.table(name)
         if name in self.views:
             self.con.register(f"__done_{name}", t)
             self._registered[f"__done_{name}"] = t
             self.con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM __done_{name}")
             self._done[name] = t
         return t
+
+    def _computed_once(self, name):
+        """View `name`, not defined yet, computed by its own query once the views it reads are
+        defined: DuckDB binds a view's whole query when the view is defined and again when it is
+        read; this binds it once. None when its file is not one view (sqlfiles.split_view). Errors
+        are told as those of `SELECT * FROM name`."""
+        split = None if name in self._on_file else sqlfiles.split_view(self._undefined[name], name)
+        if split is None:
+            return None
+        for read in sorted(self._reads[name]):
+            self._define_with_reads(read)
+        if self._memoise:
+            self._hold_helpers(name)
+        del self._undefined[name]
+        setup, query = split
+        named = f"SELECT * FROM {name}"
+        try:
+            if sqlfiles.has_statements(setup):
+                self.con.execute(setup)
+            rel = self.con.sql(query)
+        except duckdb.Error as e:
+            raise query_error(self.origin, named, e) or QueryError(self.origin, str(e)) from None
+        with self._running(named):
+            out = rel.arrow()
+        return out.read_all() if hasattr(out, "read_all") else out
+
+    def materialise_with_reads(self, names):
+        """Compute the views named, and every view they read, each once and each after the views it
+        reads (`materialise`): a view read by several of them (gpu_timeline by headline, top_ops and
+        graph_replay_share) is computed once instead of inside each, and each query plans only its
+        own view over the results beneath it. Names that are not views are passed over."""
+        wanted = scheduler.wanted(self, names)
+        for name in self.views:
+            # a private helper over a trace in memory is held when the first view above it is defined
+            if name in wanted and (is_public(name) or not self._memoise):
+                self.materialise(name)
 
     def materialise_all_to(self, directory, writer, threads=1, view_seconds=None, only=None, whole=False, later=None):
         """Every view computed once, each result streamed to its own Parquet file, which the view

@@ -53,10 +53,10 @@ def materialise_all_to(engine, directory, writer, threads=1, view_seconds=None, 
     if registered:
         raise ValueError(f"materialise_all_to needs Parquet base tables, not {registered}")
     run = _Run(engine, directory, writer, threads, view_seconds, whole, later or {})
-    return run.all([n for n in engine.views if n in _wanted(engine, only)])
+    return run.all([n for n in engine.views if n in wanted(engine, only)])
 
 
-def _wanted(engine, only):
+def wanted(engine, only):
     """The views asked for (`only`, None for all) and, recursively, those they read."""
     if only is None:
         return set(engine.views)
