@@ -182,6 +182,25 @@ def test_views_are_defined_when_a_query_names_them():
     t.close()
 
 
+def test_macros_are_defined_with_the_first_view_that_uses_them():
+    """Opening a trace binds no macro module (sql/macros); a view brings those its file's `-- uses:`
+    names, and a query that calls a macro by name gets them all."""
+    t = tracecols.open(DATA_TRACE)
+
+    def macros():
+        rows = t._engine.con.execute(
+            "select distinct function_name from duckdb_functions() where function_name like '\\_tc\\_%' escape '\\'"
+        )
+        return {r[0] for r in rows.fetchall()}
+
+    assert macros() == set()
+    t.frame("gpu_timeline")  # uses: intervals
+    assert "_tc_covered" in macros() and "_tc_numel" not in macros()
+    assert t.sql("select _tc_covered(0, 10, 5) as n")["n"][0] == 5  # 10 - max(0, 5)
+    assert "_tc_numel" in macros()
+    t.close()
+
+
 def _base_files(tmp_path):
     """The bundled trace analysed into a directory, and its base tables' files (with the device
     peaks, which the pipeline also writes as a file)."""

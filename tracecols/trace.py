@@ -169,11 +169,11 @@ def _outdated_views(files: dict[str, str]) -> set[str]:
 
     from .engine import sqlfiles
 
-    views = set(sqlfiles.folders())
+    texts = {name: text for name, (text, _) in sqlfiles.load_all().items()}
     out = set()
     for name, path in files.items():
-        if name in views:
-            want = [c[0] for c in sqlfiles.columns(name)]
+        if name in texts:
+            want = [c[0] for c in sqlfiles.columns(name, texts=texts)]
             if want and pq.read_schema(path).names != want:
                 out.add(name)
     return out

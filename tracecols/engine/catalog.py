@@ -92,8 +92,10 @@ class Engine:
         if "device_specs" not in self.base:  # the device peak table, for op_perf
             self.base["device_specs"] = device_specs_table()
             self._register("device_specs", self.base["device_specs"])
-        for text in sqlfiles.macros():
-            self.con.execute(text)
+        # the macro modules (sql/macros) are defined as the first view that uses one is: a module
+        # costs some ms to bind, and most queries need one or none
+        self._macro_modules = sqlfiles.macro_modules()
+        self._macros_defined: set[str] = set()
         files = sqlfiles.load_all()
         order = sqlfiles.ordered(files, set(self.base), BASE_TABLES)
         self.views = [n for n in order if n not in tables]
@@ -118,6 +120,7 @@ class Engine:
         self._private = {n for n in self.views if not is_public(n)} if self._persist else set()
         for name in self.views:
             if name not in self._undefined:
+                self._define_macros(files[name][0])
                 self.con.execute(sqlfiles.private_in_schema(files[name][0], self._private))
 
     def _define_named(self, query):
@@ -125,10 +128,15 @@ class Engine:
         after the views it reads. A query that lists the catalog gets every view. Over a trace in
         memory, the private helpers beneath the views it names are computed (those it only lists
         are not)."""
+        lowered = query.lower()
+        if "_tc_" in lowered:  # a macro called by name
+            self._define_macros(None)
         if not self._undefined and not self._memoise:
             return
-        words = set(_WORD.findall(query.lower()))
+        words = set(_WORD.findall(lowered))
         listing = bool(words & _CATALOG_WORDS)
+        if listing:
+            self._define_macros(None)
         for name in list(self._undefined) if listing else [n for n in self._undefined if n in words]:
             self._define_with_reads(name, hold=not listing)
         if self._memoise:  # views defined by a listing, then named
@@ -146,10 +154,20 @@ class Engine:
         if name not in self._on_file:  # a view computed to a file reads that file alone
             for read in sorted(self._reads[name]):
                 self._define_with_reads(read, hold)
+        self._define_macros(text)
         self.con.execute(text)
         # held before the views above it are defined: DuckDB binds those over the result
         if hold and self._memoise and not is_public(name):
             self.materialise(name)
+
+    def _define_macros(self, text):
+        """Define the macro modules the sql/ file `text` uses (its `-- uses:` lines), and those they
+        use, that are not defined yet; every module when `text` is None."""
+        wanted = list(self._macro_modules) if text is None else sqlfiles.uses(text)
+        for module in sqlfiles.macro_order(wanted, self._macro_modules):
+            if module not in self._macros_defined:
+                self.con.execute(self._macro_modules[module])
+                self._macros_defined.add(module)
 
     def _hold_helpers(self, name):
         """Compute once each private helper beneath view `name` not yet held, the deepest first."""
@@ -282,6 +300,7 @@ class Engine:
                 self._define_with_reads(read)
         queries = {}
         for name in [n for n in self._sql if n in affected]:  # each after the views it reads
+            self._define_macros(self._sql[name][0])
             split = sqlfiles.split_view(self._sql[name][0], name)
             if split is None:
                 raise sqlfiles.SqlModuleError(f"sql/ file {name} is not one view {name} to read over other tables")
@@ -338,7 +357,7 @@ class Engine:
             self._define_with_reads(read)
         if self._memoise:
             self._hold_helpers(name)
-        del self._undefined[name]
+        self._define_macros(self._undefined.pop(name))
         setup, query = split
         named = f"SELECT * FROM {name}"
         try:
