@@ -75,6 +75,10 @@ class Engine:
         self._on_file = set()  # views whose definition reads the file materialise_all_to wrote
         self.base = {}
         self._registered = {}  # the Arrow tables registered on the connection: {name: table}
+        # base tables held as Parquet files, not read yet: {name: the statement that reads its file}.
+        # DuckDB reads a file's footer when a view over it is defined: a saved trace of some 80
+        # files defines each as a query first names it (_read_bases), as it does the views
+        self._unread: dict[str, str] = {}
         if self._persist:  # private helpers and the redacted rows sit in a schema apart (public.py)
             self.con.execute(f"CREATE SCHEMA IF NOT EXISTS {sqlfiles.PRIVATE_SCHEMA}")
         for name, t in tables.items():
@@ -87,7 +91,10 @@ class Engine:
             elif isinstance(t, Scan):
                 self.con.execute(f"CREATE VIEW {name} AS SELECT * FROM {t}")
             elif name not in later:
-                self._read_file(name, t)
+                if self._persist:  # a database file is read by other programs: every table now
+                    self._read_file(name, t)
+                else:
+                    self._unread[name] = scheduler.file_view(name, t)
             self.base[name] = t
         if "device_specs" not in self.base:  # the device peak table, for op_perf
             self.base["device_specs"] = device_specs_table()
@@ -131,12 +138,13 @@ class Engine:
         lowered = query.lower()
         if "_tc_" in lowered:  # a macro called by name
             self._define_macros(None)
-        if not self._undefined and not self._memoise:
+        if not self._undefined and not self._memoise and not self._unread:
             return
         words = set(_WORD.findall(lowered))
         listing = bool(words & _CATALOG_WORDS)
         if listing:
             self._define_macros(None)
+        self._read_bases(list(self._unread) if listing else words)
         for name in list(self._undefined) if listing else [n for n in self._undefined if n in words]:
             self._define_with_reads(name, hold=not listing)
         if self._memoise:  # views defined by a listing, then named
@@ -154,11 +162,25 @@ class Engine:
         if name not in self._on_file:  # a view computed to a file reads that file alone
             for read in sorted(self._reads[name]):
                 self._define_with_reads(read, hold)
+            self._read_bases_in(text)
         self._define_macros(text)
         self.con.execute(text)
         # held before the views above it are defined: DuckDB binds those over the result
         if hold and self._memoise and not is_public(name):
             self.materialise(name)
+
+    def _read_bases(self, names):
+        """From now on, the base tables among `names` not read yet read their files."""
+        for name in names:
+            statement = self._unread.pop(name, None)
+            if statement is not None:
+                self.con.execute(statement)
+
+    def _read_bases_in(self, text):
+        """The base tables not read yet that the SQL `text` names (a view's `-- depends:` leaves
+        `events` out) read their files from now on."""
+        if self._unread:
+            self._read_bases(set(_WORD.findall(text.lower())))
 
     def _define_macros(self, text):
         """Define the macro modules the sql/ file `text` uses (its `-- uses:` lines), and those they
@@ -300,6 +322,7 @@ class Engine:
                 self._define_with_reads(read)
         queries = {}
         for name in [n for n in self._sql if n in affected]:  # each after the views it reads
+            self._read_bases_in(self._sql[name][0])
             self._define_macros(self._sql[name][0])
             split = sqlfiles.split_view(self._sql[name][0], name)
             if split is None:
@@ -357,6 +380,7 @@ class Engine:
             self._define_with_reads(read)
         if self._memoise:
             self._hold_helpers(name)
+        self._read_bases_in(self._undefined[name])
         self._define_macros(self._undefined.pop(name))
         setup, query = split
         named = f"SELECT * FROM {name}"

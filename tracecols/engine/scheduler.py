@@ -152,6 +152,7 @@ def _query_of(engine, name):
     text = engine._undefined.pop(name, None)
     if text is None:
         return f"SELECT * FROM {name}"
+    engine._read_bases_in(text)
     engine._define_macros(text)
     split = sqlfiles.split_view(text, name)
     if split is None:
