@@ -199,6 +199,22 @@ def test_macros_are_defined_with_the_first_view_that_uses_them():
     t.close()
 
 
+def test_a_saved_trace_reads_a_file_when_a_query_names_it(tmp_path):
+    """Opening a saved directory reads none of its Parquet files (DuckDB reads a file's footer when
+    a view over it is defined); a query reads those it names and those its views read, a listing
+    of the catalog every one."""
+    tracecols.open(DATA_TRACE).save(tmp_path / "saved")
+    t = tracecols.open(tmp_path / "saved")
+    unread = t._engine._unread
+    assert {"events", "kernels", "headline", "op_perf"} <= set(unread)
+    assert t.frame("headline").height == 1
+    assert "headline" not in unread and {"events", "op_perf"} <= set(unread)
+    assert t.sql("select count(*) as n from EVENTS")["n"][0] == 2551 and "events" not in unread
+    listed = set(t.sql("select table_name from information_schema.tables")["table_name"])
+    assert unread == {} and {"op_perf", "kernels"} <= listed
+    t.close()
+
+
 def _base_files(tmp_path):
     """The bundled trace analysed into a directory, and its base tables' files (with the device
     peaks, which the pipeline also writes as a file)."""
