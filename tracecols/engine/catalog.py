@@ -387,12 +387,11 @@ class Engine:
         try:
             if sqlfiles.has_statements(setup):
                 self.con.execute(setup)
-            rel = self.con.sql(query)
+            # DuckDB's DB-API result binds the query once, where a relation binds it to learn its
+            # columns and again to run it (the warning it gives for the copy: scheduler.py)
+            return self.con.execute(query).to_arrow_table()
         except duckdb.Error as e:
             raise query_error(self.origin, named, e) or QueryError(self.origin, str(e)) from None
-        with self._running(named):
-            out = rel.arrow()
-        return out.read_all() if hasattr(out, "read_all") else out
 
     def materialise_with_reads(self, names):
         """Compute the views named, and every view they read, each once and each after the views it
