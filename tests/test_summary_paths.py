@@ -1,5 +1,5 @@
-"""`tracecols analyze TRACE` without -o reads a trace that fits in memory as `tracecols.open`
-does and computes only the views its summary shows, each once: the same summary, to the
+"""`tracecols analyze TRACE` without -o reads a small trace (pipeline.SUMMARY_IN_MEMORY_BYTES)
+into memory as `tracecols.open` does and computes only the views its summary shows, each once: the same summary, to the
 byte, as the streamed ingest it takes for a bigger trace (and with -o), the same notes on stderr."""
 
 import contextlib
@@ -48,7 +48,7 @@ def streamed(monkeypatch):
 def test_in_memory_summary_is_the_streamed_one(path, fmt, streamed, monkeypatch):
     in_memory = cli("analyze", path, "--format", fmt)
     assert streamed == []  # read into memory
-    monkeypatch.setattr(memory_or_disk, "IN_MEMORY_BYTES", 0)
+    monkeypatch.setattr(memory_or_disk, "SUMMARY_IN_MEMORY_BYTES", 0)
     out = cli("analyze", path, "--format", fmt)
     assert streamed == [analyze.SUMMARY_VIEWS]  # the streamed ingest, the summary's views only
     assert out[0] == in_memory[0] == 0, out[2]

@@ -153,12 +153,12 @@ def open_any(
     return t
 
 
-def read_in_memory(*paths: str | os.PathLike[str]) -> bool:
-    """Whether `open` reads these trace files into memory (they fit: pipeline/memory_or_disk.py)
-    rather than streaming them into a temporary directory."""
-    from .pipeline import fits_in_memory
+def small_for_summary(*paths: str | os.PathLike[str]) -> bool:
+    """Whether these trace files are small enough for `analyze` to read into memory for its
+    summary (pipeline.SUMMARY_IN_MEMORY_BYTES), which `open` then does, rather than stream them."""
+    from .pipeline import summary_fits_in_memory
 
-    return fits_in_memory([str(p) for p in paths])
+    return summary_fits_in_memory([str(p) for p in paths])
 
 
 def _outdated_views(files: dict[str, str]) -> set[str]:
