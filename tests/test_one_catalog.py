@@ -118,8 +118,8 @@ def test_no_view_is_planned_as_a_join_that_tests_pairs(tmp_path):
     from tracecols.engine.catalog import Engine
 
     t = tracecols.open(DATA_TRACE)
-    for name, table in t._engine.base.items():  # the base tables only, as the pipeline writes them
-        parquet.write_table(tmp_path / f"{name}.parquet", table)
+    for name in t._engine.base:  # the base tables only, as the pipeline writes them
+        parquet.write_table(tmp_path / f"{name}.parquet", t._engine.table(name))
     on_disk = Engine(parquet.table_files(tmp_path))
     assert set(on_disk.views) == set(t._engine.views)
     for engine in (t._engine, on_disk):
@@ -212,6 +212,21 @@ def test_a_saved_trace_reads_a_file_when_a_query_names_it(tmp_path):
     assert t.sql("select count(*) as n from EVENTS")["n"][0] == 2551 and "events" not in unread
     listed = set(t.sql("select table_name from information_schema.tables")["table_name"])
     assert unread == {} and {"op_perf", "kernels"} <= listed
+    t.close()
+
+
+def test_a_trace_in_memory_computes_its_critical_path_when_a_query_first_reads_it(monkeypatch):
+    import tracecols.model.derive as derive
+
+    calls = []
+    real = derive.critical_path_edges
+    monkeypatch.setattr(derive, "critical_path_edges", lambda *a: calls.append(1) or real(*a))
+    t = tracecols.open(DATA_TRACE)
+    t.frame("headline"), t.frame("top_ops")  # what `analyze` shows reads none of it
+    assert calls == [] and "critical_path_edges" in t.tables
+    assert t.sql("select count(*) as n from critical_path_edges")["n"][0] > 0
+    assert t.sql("select count(*) as n from critical_path")["n"][0] > 0
+    assert calls == [1]  # once
     t.close()
 
 

@@ -141,7 +141,8 @@ def open_any(
     captures = read_captures(capture, keep_secrets) if capture is not None else ()
     # a trace over IN_MEMORY_BYTES (pipeline/memory_or_disk.py) is streamed into a temporary
     # directory, which lives as long as the Trace (removed at exit, or on error, by its finaliser)
-    tables, inputs, scratch = ingest([str(p) for p in paths], keep_secrets=keep_secrets, captures=captures)
+    # the critical path's edges, read in memory, are computed when a query first needs them
+    tables, inputs, scratch = ingest([str(p) for p in paths], keep_secrets=keep_secrets, captures=captures, defer_path=True)
     t = Trace(
         tables,
         inputs,

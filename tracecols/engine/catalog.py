@@ -3,6 +3,7 @@ memory, Parquet files of a saved trace, scans of a lake's files — with the dev
 and every sql/ view on top, and secrets redacted on the way in (model/secrets.py)."""
 
 import re
+from collections.abc import Callable
 from contextlib import contextmanager
 
 import duckdb
@@ -30,7 +31,8 @@ class Scan(str):
 class Engine:
     """Registers base tables and defines every sql/ view over them.
 
-    `tables`: {name: Arrow table | Parquet path(s) | Scan}. `redact`: secrets are redacted on
+    `tables`: {name: Arrow table | Parquet path(s) | Scan | the function of no arguments that
+    computes an Arrow table, when a query first names it}. `redact`: secrets are redacted on
     the way in (model/secrets.py) — in the metadata tables (small: read whole and registered
     redacted) and, unless `clean` says the store was written with redaction, in the other
     tables' rows that could hold one (_redacted).
@@ -79,9 +81,17 @@ class Engine:
         # DuckDB reads a file's footer when a view over it is defined: a saved trace of some 80
         # files defines each as a query first names it (_read_bases), as it does the views
         self._unread: dict[str, str] = {}
+        # base tables given as the function that computes them (the critical path's edges of a
+        # trace read in memory), computed when a query first names them, as the files are read
+        self._deferred: dict[str, Callable[[], pa.Table]] = {}
         if self._persist:  # private helpers and the redacted rows sit in a schema apart (public.py)
             self.con.execute(f"CREATE SCHEMA IF NOT EXISTS {sqlfiles.PRIVATE_SCHEMA}")
         for name, t in tables.items():
+            if callable(t) and not redact and not self._persist:
+                self._deferred[name] = self.base[name] = t
+                continue
+            if callable(t):
+                t = t()
             if redact and name in METADATA_TABLES:
                 t = redact_table(t if isinstance(t, pa.Table) else self._read_all(t))
             elif redact and not clean:
@@ -122,7 +132,7 @@ class Engine:
         # it: DuckDB expands views inline, and one query of tracelens_unified_perf_summary computed
         # _tracelens_gpu_events three times (docs/performance.md, "Private helpers held once").
         # Not over files: a lake's helpers grow with its ranks and are not held.
-        self._memoise = not self._persist and all(isinstance(t, pa.Table) for t in self.base.values())
+        self._memoise = not self._persist and all(isinstance(t, pa.Table) or n in self._deferred for n, t in self.base.items())
         # a database file lists the public views only
         self._private = {n for n in self.views if not is_public(n)} if self._persist else set()
         for name in self.views:
@@ -138,13 +148,13 @@ class Engine:
         lowered = query.lower()
         if "_tc_" in lowered:  # a macro called by name
             self._define_macros(None)
-        if not self._undefined and not self._memoise and not self._unread:
+        if not self._undefined and not self._memoise and not self._unread and not self._deferred:
             return
         words = set(_WORD.findall(lowered))
         listing = bool(words & _CATALOG_WORDS)
         if listing:
             self._define_macros(None)
-        self._read_bases(list(self._unread) if listing else words)
+        self._read_bases([*self._unread, *self._deferred] if listing else words)
         for name in list(self._undefined) if listing else [n for n in self._undefined if n in words]:
             self._define_with_reads(name, hold=not listing)
         if self._memoise:  # views defined by a listing, then named
@@ -170,16 +180,21 @@ class Engine:
             self.materialise(name)
 
     def _read_bases(self, names):
-        """From now on, the base tables among `names` not read yet read their files."""
+        """From now on, the base tables among `names` not read yet read their files, and those
+        not computed yet are computed."""
         for name in names:
             statement = self._unread.pop(name, None)
             if statement is not None:
                 self.con.execute(statement)
+            compute = self._deferred.pop(name, None)
+            if compute is not None:
+                self.base[name] = compute()
+                self._register(name, self.base[name])
 
     def _read_bases_in(self, text):
         """The base tables not read yet that the SQL `text` names (a view's `-- depends:` leaves
         `events` out) read their files from now on."""
-        if self._unread:
+        if self._unread or self._deferred:
             self._read_bases(set(_WORD.findall(text.lower())))
 
     def _define_macros(self, text):
@@ -297,6 +312,7 @@ class Engine:
         return out.read_all() if hasattr(out, "read_all") else out
 
     def table(self, name):
+        self._read_bases([name])
         t = self.base.get(name)
         if isinstance(t, pa.Table):
             return t

@@ -27,7 +27,9 @@ IN_MEMORY_BYTES = 64 << 20
 SUMMARY_IN_MEMORY_BYTES = 16 << 20
 
 
-def ingest(paths, out=None, keep_secrets=False, timings=None, views=False, captures=(), first_trace_id=0, parts=None):
+def ingest(
+    paths, out=None, keep_secrets=False, timings=None, views=False, captures=(), first_trace_id=0, parts=None, defer_path=False
+):
     """Read trace files into a store: ({table name: Arrow table or Parquet path}, inputs, scratch).
 
     With `out`, or when the files are bigger than IN_MEMORY_BYTES, the traces are streamed
@@ -35,9 +37,10 @@ def ingest(paths, out=None, keep_secrets=False, timings=None, views=False, captu
     a tempfile.TemporaryDirectory), with the views named by `views` (ingest_to_dir); else
     they are read into memory. `captures`: capture.Capture objects for the graph replays.
     `first_trace_id`, `parts`: as for write_events (a lake's worker numbers its trace and
-    may read it in one part only); streamed stores only."""
+    may read it in one part only); streamed stores only. `defer_path`: in memory, the
+    critical_path_edges entry is the function that computes it (read_tables)."""
     if out is None and fits_in_memory(paths):
-        tables, inputs = read_tables(paths, timings, keep_secrets, captures)
+        tables, inputs = read_tables(paths, timings, keep_secrets, captures, defer_path)
         return tables, inputs, None
     scratch = None
     if out is None:
