@@ -84,6 +84,13 @@ class _Run:
 
     def all(self, pending: list[str]) -> list[str]:
         self.readers = {n: {v for v in pending if n in self.engine._reads[v]} for n in pending}
+        # the files and macros the views need, before any runs: none is defined on the connection
+        # while the views' queries run on its cursors
+        for name in pending:
+            text = self.engine._undefined.get(name)
+            if text is not None:
+                self.engine._read_bases_in(text)
+                self.engine._define_macros(text)
         cursors = [self.engine.con.cursor() for _ in range(self.threads)]
         with ThreadPoolExecutor(self.threads) as pool:
             while pending or self.running or self.waiting:
