@@ -2,7 +2,7 @@
 """The whole pipeline on every real trace, each against its own parser floor, in one run.
 
 usage: bench/corpus.py [DIR_OR_TRACE ...] [--repeat N] [--top N] [--json OUT]
-                                                 (default: ../shared/traces and tests/data)
+                       [--small-only] [--base TREE]   (default: ../shared/traces and tests/data)
 
 For every Kineto trace found (ET files, rocprof output and TraceLens's CSVs are passed over),
 three fresh subprocesses, one after the other:
@@ -22,6 +22,23 @@ machine the minimum is the least disturbed measurement of either). Ends with
 (worst_view: the highest single-view ratio of the pipeline over all traces; worst_query: the
 same for a view queried in memory). The load average is printed
 before and after: compare runs only on a quiet machine.
+
+A small trace (under SMALL_EVENTS events) is bound by what every command pays before its first
+event, not by the parser: it is measured against the import floor instead, as the user runs it,
+each a fresh subprocess, alternately, the fastest of --repeat kept:
+  import floor  python -c "import tracecols, duckdb, polars, pyarrow"   (starting Python and
+                importing the package and the libraries `tracecols analyze` runs on)
+  analyze       `tracecols analyze -q TRACE` (the summary)
+  analyze -o    `tracecols analyze -q TRACE -o OUT` (every table and analysis written, and the summary)
+with the columns analyze/floor and analyze -o/floor, and the line
+  RESULT small_worst_analyze=R small_worst_analyze_o=R import_floor_s=S traces=N
+(the worst ratio of each over the small traces; S the fastest floor of the run). --small-only
+measures the small traces only, and only so (their events counted from the JSON). --base TREE
+runs the same commands from another tracecols tree (a checkout of an earlier commit, with its
+compiled reader) in the same run, alternately: its ratios are printed beside, and
+  RESULT base_small_worst_analyze=R base_small_worst_analyze_o=R
+Run with the bytecode of both trees written (python -m compileall), as an install has it: with
+PYTHONDONTWRITEBYTECODE set, every command would compile the package's sources again.
 """
 
 import argparse
@@ -29,6 +46,7 @@ import gzip
 import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -40,6 +58,9 @@ DEFAULT_DIR = HERE.parent.parent / "shared" / "traces"
 # own key_averages), named from the repository's root
 OWN_DIR = HERE.parent / "tests" / "data"
 DEFAULT_DIRS = [DEFAULT_DIR, OWN_DIR]
+SMALL_EVENTS = 5000  # below this a trace is measured against the import floor
+# what `tracecols analyze` needs loaded before it reads a byte: the package and its libraries
+IMPORT_FLOOR = "import tracecols, duckdb, polars, pyarrow"
 
 
 def is_kineto(path):
@@ -94,6 +115,45 @@ print(json.dumps({"s": opened, "views": views}))
 """
 
 
+def json_events(path):
+    """How many trace events the file holds, counted from its JSON (a small file's: --small-only)."""
+    opener = gzip.open if path.name.endswith(".gz") else open
+    with opener(path, "rb") as f:
+        doc = json.load(f)
+    return len(doc.get("traceEvents") or []) if isinstance(doc, dict) else len(doc)
+
+
+def _wall(argv, tree):
+    """Seconds of one fresh process running `argv` with `tree` first on the import path."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tree), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
+    t0 = time.perf_counter()
+    r = subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    s = time.perf_counter() - t0
+    if r.returncode:
+        sys.exit(f"bench/corpus.py: {' '.join(map(str, argv))}: {(r.stderr.strip().splitlines() or ['failed'])[-1]}")
+    return s
+
+
+def measure_small(path, repeat=1, trees=(HERE.parent,)):
+    """The import floor, `analyze` and `analyze -o` of a small trace, alternately, `repeat`
+    times each, for each tree: the fastest of each, {tree: {"floor", "analyze", "analyze -o"}}."""
+    best: dict = {str(t): {} for t in trees}
+    py = [sys.executable]
+    for _ in range(max(1, repeat)):
+        for tree in trees:
+            with tempfile.TemporaryDirectory() as tmp:
+                runs = {
+                    "floor": py + ["-c", IMPORT_FLOOR],
+                    "analyze": py + ["-m", "tracecols", "analyze", "-q", str(path)],
+                    "analyze -o": py + ["-m", "tracecols", "analyze", "-q", str(path), "-o", os.path.join(tmp, "out")],
+                }
+                for what, argv in runs.items():
+                    s = _wall(argv, tree)
+                    b = best[str(tree)]
+                    b[what] = min(s, b.get(what, s))
+    return best
+
+
 def measure(path, repeat=1):
     """Floor and pipeline, alternately, `repeat` times; the fastest of each (their peak RSS
     is the run's)."""
@@ -138,18 +198,27 @@ def main():
     ap.add_argument("--top", type=int, default=0, help="print only the N worst rows (default: all)")
     ap.add_argument("--repeat", type=int, default=1, help="runs per trace, the fastest kept (default 1)")
     ap.add_argument("--json", help="also write every measurement (per view too) to this file")
+    ap.add_argument(
+        "--small-only", action="store_true", help=f"only the traces under {SMALL_EVENTS} events, against the import floor"
+    )
+    ap.add_argument("--base", help="another tracecols tree whose commands run beside, for the small traces")
     a = ap.parse_args()
     roots = a.paths
     files = traces(a.paths)
     if not files:
         sys.exit(f"bench/corpus.py: no Kineto trace under {', '.join(roots or map(str, DEFAULT_DIRS))}")
+    trees = [HERE.parent] + ([Path(a.base).resolve()] if a.base else [])
     load0 = os.getloadavg()
     t0 = time.perf_counter()
+    if a.small_only:
+        return small_only(files, roots, a, trees, load0, t0)
     rows = {}
     for i, p in enumerate(files, 1):
         name = short(p, roots)
         print(f"[{i}/{len(files)}] {name}", file=sys.stderr, flush=True)
         rows[name] = measure(p, a.repeat)
+        if rows[name]["events"] < SMALL_EVENTS:
+            rows[name]["small"] = measure_small(p, a.repeat, trees)
     load1 = os.getloadavg()
     order = sorted(rows, key=lambda n: -rows[n]["e2e"])
     stages = ["read", "tree", "links", "critical path", "views"]
@@ -175,6 +244,7 @@ def main():
     print(f"load average {load0[0]:.2f} before, {load1[0]:.2f} after; {os.cpu_count()} cores; {time.perf_counter() - t0:.0f} s")
     if a.json:
         Path(a.json).write_text(json.dumps(rows, indent=1))
+    print_small({n: r for n, r in rows.items() if "small" in r}, trees)
     worst = order[0]
     vname, vtrace = max(((v, n) for n in rows for v in rows[n]["views"]), key=lambda vn: rows[vn[1]]["views"][vn[0]])
     print(f"worst single view: {vname} on {vtrace}")
@@ -186,6 +256,63 @@ def main():
         f"median_e2e_ratio={statistics.median(r['e2e'] for r in rows.values()):.2f} traces={len(rows)} "
         f"worst_query={qname}:{rows[qtrace]['queries'][qname]:.2f}"
     )
+
+
+def small_only(files, roots, a, trees, load0, t0):
+    """--small-only: the traces under SMALL_EVENTS events, against the import floor alone."""
+    rows = {}
+    for i, p in enumerate(files, 1):
+        if p.stat().st_size * (8 if p.name.endswith(".gz") else 1) > SMALL_EVENTS * 4000:
+            continue  # far more bytes than a small trace's events take
+        events = json_events(p)
+        if events >= SMALL_EVENTS:
+            continue
+        name = short(p, roots)
+        print(f"[{i}/{len(files)}] {name}", file=sys.stderr, flush=True)
+        rows[name] = {"mb": p.stat().st_size / 1e6, "events": events, "small": measure_small(p, a.repeat, trees)}
+    if not rows:
+        sys.exit(f"bench/corpus.py: no trace under {SMALL_EVENTS} events")
+    load1 = os.getloadavg()
+    if a.json:
+        Path(a.json).write_text(json.dumps(rows, indent=1))
+    print(f"load average {load0[0]:.2f} before, {load1[0]:.2f} after; {os.cpu_count()} cores; {time.perf_counter() - t0:.0f} s")
+    print_small(rows, trees)
+
+
+def print_small(rows, trees):
+    """The small traces' table against the import floor, and their RESULT lines."""
+    if not rows:
+        return
+    names = [str(t) for t in trees]
+    ratios = {
+        n: {
+            t: (r["small"][t]["analyze"] / r["small"][t]["floor"], r["small"][t]["analyze -o"] / r["small"][t]["floor"])
+            for t in names
+        }
+        for n, r in rows.items()
+    }
+    order = sorted(rows, key=lambda n: -max(ratios[n][names[0]]))
+    w = max(len(n) for n in order)
+    base = "  base analyze/floor  base analyze -o/floor" if len(names) > 1 else ""
+    print(f"\nsmall traces (under {SMALL_EVENTS} events), each against the import floor ({IMPORT_FLOOR})")
+    head = f"{'trace':<{w}} {'events':>6} {'floor s':>7} {'analyze s':>9} {'-o s':>6}"
+    print(f"{head} {'analyze/floor':>13} {'analyze -o/floor':>16}{base}")
+    for n in order:
+        m = rows[n]["small"][names[0]]
+        line = f"{n:<{w}} {rows[n]['events']:6d} {m['floor']:7.3f} {m['analyze']:9.3f} {m['analyze -o']:6.3f} "
+        line += f"{ratios[n][names[0]][0]:13.2f} {ratios[n][names[0]][1]:16.2f}"
+        if len(names) > 1:
+            line += f"  {ratios[n][names[1]][0]:18.2f} {ratios[n][names[1]][1]:21.2f}"
+        print(line)
+    floor = min(r["small"][t]["floor"] for r in rows.values() for t in names)
+    worst = [max(ratios[n][names[0]][i] for n in rows) for i in (0, 1)]
+    print(
+        f"RESULT small_worst_analyze={worst[0]:.2f} small_worst_analyze_o={worst[1]:.2f} "
+        f"import_floor_s={floor:.3f} traces={len(rows)}"
+    )
+    if len(names) > 1:
+        worst = [max(ratios[n][names[1]][i] for n in rows) for i in (0, 1)]
+        print(f"RESULT base_small_worst_analyze={worst[0]:.2f} base_small_worst_analyze_o={worst[1]:.2f}")
 
 
 if __name__ == "__main__":

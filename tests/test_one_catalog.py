@@ -118,8 +118,8 @@ def test_no_view_is_planned_as_a_join_that_tests_pairs(tmp_path):
     from tracecols.engine.catalog import Engine
 
     t = tracecols.open(DATA_TRACE)
-    for name, table in t._engine.base.items():  # the base tables only, as the pipeline writes them
-        parquet.write_table(tmp_path / f"{name}.parquet", table)
+    for name in t._engine.base:  # the base tables only, as the pipeline writes them
+        parquet.write_table(tmp_path / f"{name}.parquet", t._engine.table(name))
     on_disk = Engine(parquet.table_files(tmp_path))
     assert set(on_disk.views) == set(t._engine.views)
     for engine in (t._engine, on_disk):
@@ -179,6 +179,54 @@ def test_views_are_defined_when_a_query_names_them():
     assert total == t.sql("select sum(gpu_sum_ns) as t from op_perf_summary")["t"][0]
     listed = set(t.sql("select view_name from duckdb_views() where not internal")["view_name"])
     assert set(engine.views) <= listed
+    t.close()
+
+
+def test_macros_are_defined_with_the_first_view_that_uses_them():
+    """Opening a trace binds no macro module (sql/macros); a view brings those its file's `-- uses:`
+    names, and a query that calls a macro by name gets them all."""
+    t = tracecols.open(DATA_TRACE)
+
+    def macros():
+        rows = t._engine.con.execute("select distinct function_name from duckdb_functions()").fetchall()
+        return {r[0] for r in rows if r[0].startswith("_tc_")}
+
+    assert macros() == set()
+    t.frame("gpu_timeline")  # uses: intervals
+    assert "_tc_covered" in macros() and "_tc_numel" not in macros()
+    assert t.sql("select _tc_covered(0, 10, 5) as n")["n"][0] == 5  # 10 - max(0, 5)
+    assert "_tc_numel" in macros()
+    t.close()
+
+
+def test_a_saved_trace_reads_a_file_when_a_query_names_it(tmp_path):
+    """Opening a saved directory reads none of its Parquet files (DuckDB reads a file's footer when
+    a view over it is defined); a query reads those it names and those its views read, a listing
+    of the catalog every one."""
+    tracecols.open(DATA_TRACE).save(tmp_path / "saved")
+    t = tracecols.open(tmp_path / "saved")
+    unread = t._engine._unread
+    assert {"events", "kernels", "headline", "op_perf"} <= set(unread)
+    assert t.frame("headline").height == 1
+    assert "headline" not in unread and {"events", "op_perf"} <= set(unread)
+    assert t.sql("select count(*) as n from EVENTS")["n"][0] == 2551 and "events" not in unread
+    listed = set(t.sql("select table_name from information_schema.tables")["table_name"])
+    assert unread == {} and {"op_perf", "kernels"} <= listed
+    t.close()
+
+
+def test_a_trace_in_memory_computes_its_critical_path_when_a_query_first_reads_it(monkeypatch):
+    import tracecols.model.derive as derive
+
+    calls = []
+    real = derive.critical_path_edges
+    monkeypatch.setattr(derive, "critical_path_edges", lambda *a: calls.append(1) or real(*a))
+    t = tracecols.open(DATA_TRACE)
+    t.frame("headline"), t.frame("top_ops")  # what `analyze` shows reads none of it
+    assert calls == [] and "critical_path_edges" in t.tables
+    assert t.sql("select count(*) as n from critical_path_edges")["n"][0] > 0
+    assert t.sql("select count(*) as n from critical_path")["n"][0] > 0
+    assert calls == [1]  # once
     t.close()
 
 

@@ -178,6 +178,12 @@ class Face:
                 cur.execute(f"SET VARIABLE tc_threshold_{rule} = {float(value)!r}::DOUBLE")
             return frame(cur.sql("SELECT * FROM findings").to_arrow_table())
 
+    def compute(self, names: list[str]) -> None:
+        """Compute the views named and the views they read now, each once, each over the results
+        of those beneath it: for a reader of several views that share some (the summary), which
+        `table` and `frame` then return. Names that are not views are passed over."""
+        self._engine.materialise_with_reads(names)
+
     def analyses(self) -> tuple[dict[str, pa.Table], dict[str, float]]:
         """Every public view, computed: ({name: Arrow table}, {name: seconds}). The private
         helpers they read are computed once on the way (their seconds are listed too)."""

@@ -141,7 +141,8 @@ def open_any(
     captures = read_captures(capture, keep_secrets) if capture is not None else ()
     # a trace over IN_MEMORY_BYTES (pipeline/memory_or_disk.py) is streamed into a temporary
     # directory, which lives as long as the Trace (removed at exit, or on error, by its finaliser)
-    tables, inputs, scratch = ingest([str(p) for p in paths], keep_secrets=keep_secrets, captures=captures)
+    # the critical path's edges, read in memory, are computed when a query first needs them
+    tables, inputs, scratch = ingest([str(p) for p in paths], keep_secrets=keep_secrets, captures=captures, defer_path=True)
     t = Trace(
         tables,
         inputs,
@@ -153,6 +154,14 @@ def open_any(
     return t
 
 
+def small_for_summary(*paths: str | os.PathLike[str]) -> bool:
+    """Whether these trace files are small enough for `analyze` to read into memory for its
+    summary (pipeline.SUMMARY_IN_MEMORY_BYTES), which `open` then does, rather than stream them."""
+    from .pipeline import summary_fits_in_memory
+
+    return summary_fits_in_memory([str(p) for p in paths])
+
+
 def _outdated_views(files: dict[str, str]) -> set[str]:
     """The saved view files of an output written by an older tracecols: those whose columns are
     not the ones the view's sql/ header lists today (a column added since). They are left out,
@@ -161,11 +170,11 @@ def _outdated_views(files: dict[str, str]) -> set[str]:
 
     from .engine import sqlfiles
 
-    views = set(sqlfiles.folders())
+    texts = {name: text for name, (text, _) in sqlfiles.load_all().items()}
     out = set()
     for name, path in files.items():
-        if name in views:
-            want = [c[0] for c in sqlfiles.columns(name)]
+        if name in texts:
+            want = [c[0] for c in sqlfiles.columns(name, texts=texts)]
             if want and pq.read_schema(path).names != want:
                 out.add(name)
     return out

@@ -14,7 +14,7 @@ from ..report.units import fmt_ns as _ns
 from ..report.units import fmt_pct as _pct
 from ..store import parquet
 from ..store.atomic import scratch_dir
-from ..trace import Trace
+from ..trace import Trace, small_for_summary
 from ..trace import open_any as open_trace
 from ..trace import write as write_trace
 from . import flags
@@ -302,9 +302,18 @@ def _analyses_manifest(t, tables):
 
 
 def _analyze_trace(args):
-    """A trace file goes through the streaming ingest (memory bounded whatever its size):
-    into -o with every analysis written, or into a temporary directory when there is none,
-    where only the analyses the summary shows are written (in the same bounded memory)."""
+    """With -o, trace files go through the streaming ingest (memory bounded whatever their size)
+    into it, every analysis written. Without, small ones are opened as `tracecols.open` opens
+    them and only the analyses the summary shows are computed, each once; bigger ones are
+    streamed into a temporary directory where only those are written (in the same bounded
+    memory, below what they would take in memory)."""
+    if not args.output and small_for_summary(*args.source):
+        t = open_trace(*args.source, capture=args.capture or None, keep_secrets=args.keep_secrets)
+        _note_unknown_devices(t, args)
+        t.compute(SUMMARY_VIEWS)
+        _print_summary(t, args)
+        t.close()
+        return 0
     with scratch_dir() as tmp:
         out = args.output or os.path.join(tmp, "out")
         t0 = time.perf_counter()

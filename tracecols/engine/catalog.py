@@ -3,6 +3,7 @@ memory, Parquet files of a saved trace, scans of a lake's files — with the dev
 and every sql/ view on top, and secrets redacted on the way in (model/secrets.py)."""
 
 import re
+from collections.abc import Callable
 from contextlib import contextmanager
 
 import duckdb
@@ -30,7 +31,8 @@ class Scan(str):
 class Engine:
     """Registers base tables and defines every sql/ view over them.
 
-    `tables`: {name: Arrow table | Parquet path(s) | Scan}. `redact`: secrets are redacted on
+    `tables`: {name: Arrow table | Parquet path(s) | Scan | the function of no arguments that
+    computes an Arrow table, when a query first names it}. `redact`: secrets are redacted on
     the way in (model/secrets.py) — in the metadata tables (small: read whole and registered
     redacted) and, unless `clean` says the store was written with redaction, in the other
     tables' rows that could hold one (_redacted).
@@ -75,9 +77,21 @@ class Engine:
         self._on_file = set()  # views whose definition reads the file materialise_all_to wrote
         self.base = {}
         self._registered = {}  # the Arrow tables registered on the connection: {name: table}
+        # base tables held as Parquet files, not read yet: {name: the statement that reads its file}.
+        # DuckDB reads a file's footer when a view over it is defined: a saved trace of some 80
+        # files defines each as a query first names it (_read_bases), as it does the views
+        self._unread: dict[str, str] = {}
+        # base tables given as the function that computes them (the critical path's edges of a
+        # trace read in memory), computed when a query first names them, as the files are read
+        self._deferred: dict[str, Callable[[], pa.Table]] = {}
         if self._persist:  # private helpers and the redacted rows sit in a schema apart (public.py)
             self.con.execute(f"CREATE SCHEMA IF NOT EXISTS {sqlfiles.PRIVATE_SCHEMA}")
         for name, t in tables.items():
+            if callable(t) and not redact and not self._persist:
+                self._deferred[name] = self.base[name] = t
+                continue
+            if callable(t):
+                t = t()
             if redact and name in METADATA_TABLES:
                 t = redact_table(t if isinstance(t, pa.Table) else self._read_all(t))
             elif redact and not clean:
@@ -87,13 +101,18 @@ class Engine:
             elif isinstance(t, Scan):
                 self.con.execute(f"CREATE VIEW {name} AS SELECT * FROM {t}")
             elif name not in later:
-                self._read_file(name, t)
+                if self._persist:  # a database file is read by other programs: every table now
+                    self._read_file(name, t)
+                else:
+                    self._unread[name] = scheduler.file_view(name, t)
             self.base[name] = t
         if "device_specs" not in self.base:  # the device peak table, for op_perf
             self.base["device_specs"] = device_specs_table()
             self._register("device_specs", self.base["device_specs"])
-        for text in sqlfiles.macros():
-            self.con.execute(text)
+        # the macro modules (sql/macros) are defined as the first view that uses one is: a module
+        # costs some ms to bind, and most queries need one or none
+        self._macro_modules = sqlfiles.macro_modules()
+        self._macros_defined: set[str] = set()
         files = sqlfiles.load_all()
         order = sqlfiles.ordered(files, set(self.base), BASE_TABLES)
         self.views = [n for n in order if n not in tables]
@@ -113,11 +132,12 @@ class Engine:
         # it: DuckDB expands views inline, and one query of tracelens_unified_perf_summary computed
         # _tracelens_gpu_events three times (docs/performance.md, "Private helpers held once").
         # Not over files: a lake's helpers grow with its ranks and are not held.
-        self._memoise = not self._persist and all(isinstance(t, pa.Table) for t in self.base.values())
+        self._memoise = not self._persist and all(isinstance(t, pa.Table) or n in self._deferred for n, t in self.base.items())
         # a database file lists the public views only
         self._private = {n for n in self.views if not is_public(n)} if self._persist else set()
         for name in self.views:
             if name not in self._undefined:
+                self._define_macros(files[name][0])
                 self.con.execute(sqlfiles.private_in_schema(files[name][0], self._private))
 
     def _define_named(self, query):
@@ -125,10 +145,16 @@ class Engine:
         after the views it reads. A query that lists the catalog gets every view. Over a trace in
         memory, the private helpers beneath the views it names are computed (those it only lists
         are not)."""
-        if not self._undefined and not self._memoise:
+        lowered = query.lower()
+        if "_tc_" in lowered:  # a macro called by name
+            self._define_macros(None)
+        if not self._undefined and not self._memoise and not self._unread and not self._deferred:
             return
-        words = set(_WORD.findall(query.lower()))
+        words = set(_WORD.findall(lowered))
         listing = bool(words & _CATALOG_WORDS)
+        if listing:
+            self._define_macros(None)
+        self._read_bases([*self._unread, *self._deferred] if listing else words)
         for name in list(self._undefined) if listing else [n for n in self._undefined if n in words]:
             self._define_with_reads(name, hold=not listing)
         if self._memoise:  # views defined by a listing, then named
@@ -136,16 +162,49 @@ class Engine:
                 self._hold_helpers(name)
 
     def _define_with_reads(self, name, hold=True):
-        text = self._undefined.pop(name, None)
+        text = self._undefined.get(name)
         if text is None:
             return
+        if hold and self._memoise and not is_public(name) and name not in self._on_file and sqlfiles.split_view(text, name):
+            self.materialise(name)  # held: computed by its own query, never defined from its text
+            return
+        del self._undefined[name]
         if name not in self._on_file:  # a view computed to a file reads that file alone
             for read in sorted(self._reads[name]):
                 self._define_with_reads(read, hold)
+            self._read_bases_in(text)
+        self._define_macros(text)
         self.con.execute(text)
         # held before the views above it are defined: DuckDB binds those over the result
         if hold and self._memoise and not is_public(name):
             self.materialise(name)
+
+    def _read_bases(self, names):
+        """From now on, the base tables among `names` not read yet read their files, and those
+        not computed yet are computed."""
+        for name in names:
+            statement = self._unread.pop(name, None)
+            if statement is not None:
+                self.con.execute(statement)
+            compute = self._deferred.pop(name, None)
+            if compute is not None:
+                self.base[name] = compute()
+                self._register(name, self.base[name])
+
+    def _read_bases_in(self, text):
+        """The base tables not read yet that the SQL `text` names (a view's `-- depends:` leaves
+        `events` out) read their files from now on."""
+        if self._unread or self._deferred:
+            self._read_bases(set(_WORD.findall(text.lower())))
+
+    def _define_macros(self, text):
+        """Define the macro modules the sql/ file `text` uses (its `-- uses:` lines), and those they
+        use, that are not defined yet; every module when `text` is None."""
+        wanted = list(self._macro_modules) if text is None else sqlfiles.uses(text)
+        for module in sqlfiles.macro_order(wanted, self._macro_modules):
+            if module not in self._macros_defined:
+                self.con.execute(self._macro_modules[module])
+                self._macros_defined.add(module)
 
     def _hold_helpers(self, name):
         """Compute once each private helper beneath view `name` not yet held, the deepest first."""
@@ -253,6 +312,7 @@ class Engine:
         return out.read_all() if hasattr(out, "read_all") else out
 
     def table(self, name):
+        self._read_bases([name])
         t = self.base.get(name)
         if isinstance(t, pa.Table):
             return t
@@ -280,6 +340,8 @@ class Engine:
                 self._define_with_reads(read)
         queries = {}
         for name in [n for n in self._sql if n in affected]:  # each after the views it reads
+            self._read_bases_in(self._sql[name][0])
+            self._define_macros(self._sql[name][0])
             split = sqlfiles.split_view(self._sql[name][0], name)
             if split is None:
                 raise sqlfiles.SqlModuleError(f"sql/ file {name} is not one view {name} to read over other tables")
@@ -314,13 +376,51 @@ class Engine:
         """
         if name in self._done:
             return self._done[name]
-        t = self.table(name)
+        t = self._computed_once(name) if name in self._undefined else None
+        if t is None:
+            t = self.table(name)
         if name in self.views:
             self.con.register(f"__done_{name}", t)
             self._registered[f"__done_{name}"] = t
             self.con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM __done_{name}")
             self._done[name] = t
         return t
+
+    def _computed_once(self, name):
+        """View `name`, not defined yet, computed by its own query once the views it reads are
+        defined: DuckDB binds a view's whole query when the view is defined and again when it is
+        read; this binds it once. None when its file is not one view (sqlfiles.split_view). Errors
+        are told as those of `SELECT * FROM name`."""
+        split = None if name in self._on_file else sqlfiles.split_view(self._undefined[name], name)
+        if split is None:
+            return None
+        for read in sorted(self._reads[name]):
+            self._define_with_reads(read)
+        if self._memoise:
+            self._hold_helpers(name)
+        self._read_bases_in(self._undefined[name])
+        self._define_macros(self._undefined.pop(name))
+        setup, query = split
+        named = f"SELECT * FROM {name}"
+        try:
+            if sqlfiles.has_statements(setup):
+                self.con.execute(setup)
+            # DuckDB's DB-API result binds the query once, where a relation binds it to learn its
+            # columns and again to run it (the warning it gives for the copy: scheduler.py)
+            return self.con.execute(query).to_arrow_table()
+        except duckdb.Error as e:
+            raise query_error(self.origin, named, e) or QueryError(self.origin, str(e)) from None
+
+    def materialise_with_reads(self, names):
+        """Compute the views named, and every view they read, each once and each after the views it
+        reads (`materialise`): a view read by several of them (gpu_timeline by headline, top_ops and
+        graph_replay_share) is computed once instead of inside each, and each query plans only its
+        own view over the results beneath it. Names that are not views are passed over."""
+        wanted = scheduler.wanted(self, names)
+        for name in self.views:
+            # a private helper over a trace in memory is held when the first view above it is defined
+            if name in wanted and (is_public(name) or not self._memoise):
+                self.materialise(name)
 
     def materialise_all_to(self, directory, writer, threads=1, view_seconds=None, only=None, whole=False, later=None):
         """Every view computed once, each result streamed to its own Parquet file, which the view

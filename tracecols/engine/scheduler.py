@@ -53,10 +53,10 @@ def materialise_all_to(engine, directory, writer, threads=1, view_seconds=None, 
     if registered:
         raise ValueError(f"materialise_all_to needs Parquet base tables, not {registered}")
     run = _Run(engine, directory, writer, threads, view_seconds, whole, later or {})
-    return run.all([n for n in engine.views if n in _wanted(engine, only)])
+    return run.all([n for n in engine.views if n in wanted(engine, only)])
 
 
-def _wanted(engine, only):
+def wanted(engine, only):
     """The views asked for (`only`, None for all) and, recursively, those they read."""
     if only is None:
         return set(engine.views)
@@ -84,6 +84,13 @@ class _Run:
 
     def all(self, pending: list[str]) -> list[str]:
         self.readers = {n: {v for v in pending if n in self.engine._reads[v]} for n in pending}
+        # the files and macros the views need, before any runs: none is defined on the connection
+        # while the views' queries run on its cursors
+        for name in pending:
+            text = self.engine._undefined.get(name)
+            if text is not None:
+                self.engine._read_bases_in(text)
+                self.engine._define_macros(text)
         cursors = [self.engine.con.cursor() for _ in range(self.threads)]
         with ThreadPoolExecutor(self.threads) as pool:
             while pending or self.running or self.waiting:
@@ -152,6 +159,8 @@ def _query_of(engine, name):
     text = engine._undefined.pop(name, None)
     if text is None:
         return f"SELECT * FROM {name}"
+    engine._read_bases_in(text)
+    engine._define_macros(text)
     split = sqlfiles.split_view(text, name)
     if split is None:
         engine.con.execute(text)

@@ -143,16 +143,19 @@ def _unit(meaning: str) -> tuple[str | None, str]:
     return None, meaning
 
 
-def columns(name: str, directory: str | Path | None = None) -> list[tuple[str, str, str | None, str]]:
+def columns(
+    name: str, directory: str | Path | None = None, texts: dict[str, str] | None = None
+) -> list[tuple[str, str, str | None, str]]:
     """[(column, type, unit, meaning)] of view `name` from its header's `-- Columns` section
     (unit None where the meaning names none); `every column of X` first takes X's list (`every
-    column of X but a, b`: without those)."""
-    lines = view_text(name, directory).splitlines()
+    column of X but a, b`: without those). `texts`: {view: its file's text} (load_all's) when
+    the caller asks for many views: each is then not looked for in sql/ again."""
+    lines = (view_text(name, directory) if texts is None else texts[name]).splitlines()
     start = next((i for i, line in enumerate(lines) if re.match(r"--\s*Columns", line)), None)
     if start is None:
         return []
     every = re.search(r"every column of (\w+)(?: but ([\w, ]+))?", lines[start])
-    out = columns(every.group(1), directory) if every else []
+    out = columns(every.group(1), directory, texts) if every else []
     if every and every.group(2):
         left_out = {c.strip() for c in every.group(2).split(",")}
         out = [c for c in out if c[0] not in left_out]
@@ -204,7 +207,12 @@ def macros(directory: str | Path | None = None) -> list[str]:
     """The SQL text of the macro modules the views use, each after the modules it uses: to run
     before any view is defined."""
     modules = macro_modules(directory)
-    wanted = [u for text, _ in load_all(directory).values() for u in uses(text)]
+    return [modules[n] for n in macro_order([u for text, _ in load_all(directory).values() for u in uses(text)], modules)]
+
+
+def macro_order(wanted: list[str], modules: dict[str, str]) -> list[str]:
+    """The names of the macro modules `wanted` and of those they use, each after the modules it
+    uses (`modules`: macro_modules())."""
     missing = sorted({u for u in wanted if u not in modules})
     if missing:
         raise SqlModuleError(f"sql/ files use macro modules that do not exist: {', '.join(missing)}")
@@ -220,7 +228,7 @@ def macros(directory: str | Path | None = None) -> list[str]:
 
     for name in sorted(set(wanted)):
         add(name)
-    return [modules[n] for n in order]
+    return order
 
 
 def macro_errors(directory: str | Path | None = None) -> list[str]:

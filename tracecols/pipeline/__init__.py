@@ -32,7 +32,7 @@ freed memory is handed back (memory.py); docs/performance.md has the measurement
 
 from .captures import read_captures
 from .in_memory import read_tables
-from .memory_or_disk import ingest, read_columns
+from .memory_or_disk import ingest, read_columns, summary_fits_in_memory
 from .parse import write_events
 from .streamed_tables import derive_from_file, write_slices
 from .to_directory import ingest_to_dir
@@ -46,6 +46,7 @@ __all__ = [
     "read_captures",
     "read_columns",
     "read_tables",
+    "summary_fits_in_memory",
     "write_events",
     "write_slices",
 ]

@@ -20,9 +20,16 @@ from .to_directory import ingest_to_dir
 # Up to this size the in-memory peak stays below the streamed one of a big trace, and the
 # repeated queries of `open` run on Arrow tables (docs/performance.md, "Memory of info and sql").
 IN_MEMORY_BYTES = 64 << 20
+# `analyze` without an output reads a trace into memory only up to this size: every small trace
+# (under 5,000 events, a few MB) and well below the big ones, whose summary streamed peaks
+# 85-100 MB lower than read into memory (docs/performance.md, "Small traces against the import
+# floor"; the round of the tree's own columns).
+SUMMARY_IN_MEMORY_BYTES = 16 << 20
 
 
-def ingest(paths, out=None, keep_secrets=False, timings=None, views=False, captures=(), first_trace_id=0, parts=None):
+def ingest(
+    paths, out=None, keep_secrets=False, timings=None, views=False, captures=(), first_trace_id=0, parts=None, defer_path=False
+):
     """Read trace files into a store: ({table name: Arrow table or Parquet path}, inputs, scratch).
 
     With `out`, or when the files are bigger than IN_MEMORY_BYTES, the traces are streamed
@@ -30,9 +37,10 @@ def ingest(paths, out=None, keep_secrets=False, timings=None, views=False, captu
     a tempfile.TemporaryDirectory), with the views named by `views` (ingest_to_dir); else
     they are read into memory. `captures`: capture.Capture objects for the graph replays.
     `first_trace_id`, `parts`: as for write_events (a lake's worker numbers its trace and
-    may read it in one part only); streamed stores only."""
+    may read it in one part only); streamed stores only. `defer_path`: in memory, the
+    critical_path_edges entry is the function that computes it (read_tables)."""
     if out is None and fits_in_memory(paths):
-        tables, inputs = read_tables(paths, timings, keep_secrets, captures)
+        tables, inputs = read_tables(paths, timings, keep_secrets, captures, defer_path)
         return tables, inputs, None
     scratch = None
     if out is None:
@@ -70,11 +78,19 @@ def _copied(table: pa.Table) -> pa.Table:
     return pa.table(cols, schema=table.schema)
 
 
-def fits_in_memory(paths):
+def summary_fits_in_memory(paths):
+    """Whether `analyze` without an output reads these trace files into memory (SUMMARY_IN_MEMORY_BYTES)."""
+    return fits_in_memory(paths, SUMMARY_IN_MEMORY_BYTES)
+
+
+def fits_in_memory(paths, limit=None):
+    """Whether the trace files are no bigger than `limit` bytes of JSON (a .gz counts 8x its
+    size; default IN_MEMORY_BYTES)."""
+    limit = IN_MEMORY_BYTES if limit is None else limit
     total = 0
     for p in paths:
         if is_url(p) or not os.path.exists(str(p)):  # a URL is read as it comes; a missing file fails there
             continue
         src = Source(p)
         total += (src.size or 0) * (8 if src.gzip else 1)
-    return total <= IN_MEMORY_BYTES
+    return total <= limit
