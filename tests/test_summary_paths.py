@@ -86,6 +86,7 @@ def test_only_the_summary_views_are_computed(monkeypatch):
     assert rc == 0 and err == "" and "Top kernels" in text
     views = {n for n in computed if not n.startswith("_")}
     assert set(analyze.SUMMARY_VIEWS) <= views
-    # what they read (op_gpu_time, op_summary, inference_steps …), nothing else
-    assert not views & {"op_perf", "kernel_perf", "tracelens_unified_perf_summary", "critical_path", "stacks", "step_stats"}
+    # what they read (op_gpu_time, op_summary, inference_steps …; the findings read op_perf,
+    # kernel_perf and step_stats), nothing else
+    assert not views & {"tracelens_unified_perf_summary", "critical_path", "stacks", "memory_timeline_bins", "kernel_sequences"}
     assert len(computed) == len(set(computed))  # each once
