@@ -60,6 +60,13 @@ class Face:
         """The question view `view` answers, as its sql/ file's header words it."""
         return sqlfiles.answers(sqlfiles.view_text(self._view_name(view)))
 
+    def _public_name(self, name: str) -> str:
+        if name not in self._engine.public:
+            from .errors import QueryError
+
+            raise QueryError(self.origin, f"no table or view named {name!r}; see .tables")
+        return name
+
     def _view_name(self, view: str) -> str:
         if view not in self._engine.views:
             from .errors import QueryError
@@ -135,22 +142,14 @@ class Face:
 
     def schema(self, name: str) -> pa.Schema:
         """The columns and Arrow types of one public table or view, without computing it."""
-        if name not in self._engine.public:
-            from .errors import QueryError
-
-            raise QueryError(self.origin, f"no table or view named {name!r}; see .tables")
-        return self.arrow(f"SELECT * FROM {name} LIMIT 0").schema
+        return self.arrow(f"SELECT * FROM {self._public_name(name)} LIMIT 0").schema
 
     def frame(self, name: str) -> pl.DataFrame:
         """One table or view as a polars DataFrame, computed once as with `table`. The CLI and the
         report read analyses this way: by name, never by a query of their own."""
         from .model.frames import frame
 
-        if name not in self._engine.public:
-            from .errors import QueryError
-
-            raise QueryError(self.origin, f"no table or view named {name!r}; see .tables")
-        return frame(self.table(name))
+        return frame(self.table(self._public_name(name)))
 
     def findings(self, thresholds: dict[str, float] | None = None) -> pl.DataFrame:
         """The `findings` view: what to fix first, ranked by the time at stake (docs/analyses.md,

@@ -163,31 +163,10 @@ def _findings_table(f):
 
 
 def _significant(res, top):
-    """The rows beyond noise of every keyed comparison, largest shift first."""
-    import polars as pl
+    """The rows beyond noise of the keyed comparisons (gate.beyond_noise): the first `top`, and how many."""
+    from .. import gate
 
-    parts = []
-    for kind in ("kernel_class", "op", "kernel"):
-        f = res.get(kind)
-        if f is None:
-            continue
-        key = {"kernel_class": "kernel_class", "op": "name", "kernel": "name"}[kind]
-        parts.append(
-            f.filter(pl.col("significant").fill_null(False)).select(
-                pl.lit(kind).alias("kind"),
-                pl.col(key).alias("key"),
-                "per_step_ns_a",
-                "per_step_ns_b",
-                "shift_ns",
-                "shift_pct",
-                "ci_low_ns",
-                "ci_high_ns",
-                "q_value",
-            )
-        )
-    both = pl.concat(parts) if parts else pl.DataFrame()
-    if both.height:
-        both = both.sort(pl.col("shift_ns").abs(), "kind", "key", descending=[True, False, False])
+    both = gate.beyond_noise(res).drop("significant")
     return both.head(top), both.height
 
 

@@ -168,22 +168,12 @@ def _tools(server: Any, sources: Sources) -> None:
     def compare(a: str, b: str, top: int = 20) -> dict[str, Any]:
         """What changed from source a to source b: the step metrics and the changes beyond noise
         (kernel classes, ops, kernels), per profiler step, with shift, 95 % interval and q-value."""
-        import polars as pl
+        from .. import gate
 
         res = sources.get(a).compare(sources.get(b), ("step", "kernel_class", "op", "kernel"))
         n = max(1, min(int(top), MAX_ROWS))
-        keep = ["per_step_ns_a", "per_step_ns_b", "shift_ns", "shift_pct", "ci_low_ns", "ci_high_ns", "q_value", "significant"]
-        parts = [
-            res[k]
-            .filter(pl.col("significant").fill_null(False))
-            .select(
-                pl.lit(k).alias("kind"),
-                pl.col({"kernel_class": "kernel_class", "op": "name", "kernel": "name"}[k]).alias("key"),
-                *keep,
-            )
-            for k in ("kernel_class", "op", "kernel")
-        ]
-        beyond = pl.concat(parts).sort(pl.col("shift_ns").abs(), descending=True)
+        beyond = gate.beyond_noise(res)
+        keep = beyond.columns[2:]  # the per-step means, the shift, its interval, q and the verdict
         steps = res["step"].select("metric", "steps_a", "steps_b", *keep).to_dicts()
         return _bounded(beyond.head(n).to_dicts(), beyond.height > n, steps=steps)
 

@@ -493,3 +493,34 @@ def findings_diff(a, b, by_device=False):
         "remedy_b",
         "remedy_a",
     )
+
+
+BEYOND_KINDS = ("kernel_class", "op", "kernel")
+BEYOND_COLUMNS = [
+    "kind",
+    "key",
+    "per_step_ns_a",
+    "per_step_ns_b",
+    "shift_ns",
+    "shift_pct",
+    "ci_low_ns",
+    "ci_high_ns",
+    "q_value",
+    "significant",
+]
+
+
+def beyond_noise(comparison):
+    """The rows beyond noise of the kernel-class, op and kernel comparisons in `comparison`
+    ({kind: frame}, those absent passed over) as one frame of BEYOND_COLUMNS (`key`: the row's
+    kernel class or name), the largest shift first (ties: kind, then key)."""
+    parts = [
+        comparison[kind]
+        .filter(pl.col("significant").fill_null(False))
+        .select(pl.lit(kind).alias("kind"), pl.col(KEYS[kind][0]).alias("key"), *BEYOND_COLUMNS[2:])
+        for kind in BEYOND_KINDS
+        if kind in comparison
+    ]
+    if not parts:
+        return pl.DataFrame(schema={c: pl.String if c in ("kind", "key") else pl.Float64 for c in BEYOND_COLUMNS})
+    return pl.concat(parts).sort(pl.col("shift_ns").abs(), "kind", "key", descending=[True, False, False])

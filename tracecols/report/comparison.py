@@ -6,6 +6,7 @@ from collections.abc import Mapping
 
 import polars as pl
 
+from ..gate import beyond_noise
 from ..version import __version__
 from .html import document, save_html
 from .labels import html_text as _e
@@ -77,18 +78,8 @@ def render(frames: Mapping[str, pl.DataFrame], a: str, b: str, top: int = 50) ->
                 ),
             )
         )
-    beyond = []
-    for kind in ("kernel_class", "op", "kernel"):
-        f = frames.get(kind)
-        if f is None:
-            continue
-        beyond.append(
-            f.filter(pl.col("significant").fill_null(False)).select(
-                pl.lit(kind).alias("kind"), pl.col(_KEYS[kind]).alias("key"), *_NOISE_COLS
-            )
-        )
-    if beyond:
-        sig = pl.concat(beyond).sort(pl.col("shift_ns").abs(), "kind", "key", descending=[True, False, False])
+    if set(frames) & {"kernel_class", "op", "kernel"}:  # the comparisons beyond_noise reads
+        sig = beyond_noise(frames)
         sections.append(
             _section(
                 "beyond-noise",
