@@ -327,16 +327,20 @@ NOISE_COLUMNS = [
 ]
 
 
+def _kernels_by_step(kernels, w):
+    """`kernels` with the `step` (of windows `w`) their launch call, else their own start, lies in."""
+    return steps.assign(kernels.with_columns(pl.coalesce("launch_ts_ns", "ts_ns").alias("_ts")), w, "_ts")
+
+
 def samples(tables, kind, by_device=False):
     """Per-step samples of one side: (frame of trace_id, step, key columns, `v` in ns; the
     number of steps). See model/steps.py for which step an event belongs to."""
     slices, kernels = tables["slices"], tables["kernels"]
     w = steps.windows(slices)
     if kind in ("kernel", "kernel_class"):
-        k = kernels.with_columns(pl.coalesce("launch_ts_ns", "ts_ns").alias("_ts"), pl.col("dur_ns").fill_null(0))
+        k = _kernels_by_step(kernels, w).with_columns(pl.col("dur_ns").fill_null(0))
         if kind == "kernel_class":
             k = k.with_columns(pl.col("kernel_class").fill_null("(none)"))
-        k = steps.assign(k, w, "_ts")
         by = keys(kind, by_device)
         s = k.group_by(["trace_id", "step"] + by).agg(pl.col("dur_ns").sum().alias("v"))
     else:
@@ -405,11 +409,7 @@ def step_samples(tables):
     (those its calls launched) kept a device busy, a union per device added over devices;
     gpu_idle: step_time x the devices that ran in the trace, less gpu_busy (0 at least)."""
     w = steps.windows(tables["slices"])
-    k = steps.assign(
-        tables["kernels"].with_columns(pl.coalesce("launch_ts_ns", "ts_ns").alias("_ts")).filter(pl.col("ts_ns").is_not_null()),
-        w,
-        "_ts",
-    ).filter(pl.col("step").is_not_null())
+    k = _kernels_by_step(tables["kernels"].filter(pl.col("ts_ns").is_not_null()), w).filter(pl.col("step").is_not_null())
     grp = ["trace_id", "step", "device"]
     k = k.sort(grp + ["ts_ns"]).with_columns(pl.col("end_ns").cum_max().shift(1).over(grp).alias("_prev"))
     covered = (pl.col("end_ns") - pl.max_horizontal("ts_ns", pl.col("_prev").fill_null(pl.col("ts_ns")))).clip(0)
