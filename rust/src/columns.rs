@@ -6,8 +6,9 @@
 
 use std::sync::Arc;
 
-use arrow_array::{Array, ArrayRef, Decimal128Array, Int64Array, ListArray, StringArray};
+use arrow_array::{make_array, Array, ArrayRef, Decimal128Array, Int64Array, ListArray, StringArray};
 use arrow_buffer::{BooleanBufferBuilder, Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
+use arrow_data::ArrayData;
 use arrow_schema::{DataType, Field};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -21,6 +22,19 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// The Arrow type of a column of this kind (read/schema.py's ARROW_KIND).
+    pub fn data_type(self) -> DataType {
+        let item = |t: DataType| DataType::List(Arc::new(Field::new("item", t, true)));
+        match self {
+            Kind::Int => DataType::Int64,
+            Kind::Str => DataType::Utf8,
+            Kind::Float => DataType::Decimal128(38, 18),
+            Kind::StrList => item(DataType::Utf8),
+            Kind::IntList => item(DataType::Int64),
+            Kind::Dims => item(item(DataType::Int64)),
+        }
+    }
+
     pub fn parse(name: &str) -> Option<Kind> {
         Some(match name {
             "int" => Kind::Int,
@@ -133,6 +147,17 @@ impl Col {
             Col::StrList { rows, ends, item_ends, data } => [rows.len(), ends.len(), item_ends.len(), data.len()],
             Col::IntList { rows, ends, items } => [rows.len(), ends.len(), items.len(), 0],
             Col::Dims { rows, ends, inner, items } => [rows.len(), ends.len(), inner.len(), items.len()],
+        }
+    }
+
+    pub fn kind(&self) -> Kind {
+        match self {
+            Col::I64 { .. } => Kind::Int,
+            Col::Dec { .. } => Kind::Float,
+            Col::Str { .. } => Kind::Str,
+            Col::StrList { .. } => Kind::StrList,
+            Col::IntList { .. } => Kind::IntList,
+            Col::Dims { .. } => Kind::Dims,
         }
     }
 
@@ -257,6 +282,35 @@ impl Col {
     }
 }
 
+/// Zeros enough for every buffer of an all-null column of `n` rows (`nulls`).
+pub fn zeros(n: usize) -> Buffer {
+    Buffer::from_vec(vec![0u8; 16 * (n + 1)])
+}
+
+/// An all-null column of `kind` and `n` rows whose buffers are all slices of `zeros` (from
+/// `zeros(n)` or longer): the columns no event of a piece fills cost one buffer between them.
+pub fn nulls(kind: Kind, n: usize, zeros: &Buffer) -> ArrayRef {
+    let part = |len: usize| zeros.slice_with_length(0, len);
+    let dt = kind.data_type();
+    let validity = part(n.div_ceil(8));
+    let builder = ArrayData::builder(dt.clone()).len(n).null_count(n).null_bit_buffer(Some(validity));
+    let builder = match &dt {
+        DataType::Int64 => builder.add_buffer(part(8 * n)),
+        DataType::Decimal128(..) => builder.add_buffer(part(16 * n)),
+        DataType::Utf8 => builder.add_buffer(part(4 * (n + 1))).add_buffer(part(0)),
+        DataType::List(f) => {
+            let child = match f.data_type() {
+                DataType::Int64 => nulls(Kind::Int, 0, zeros),
+                DataType::Utf8 => nulls(Kind::Str, 0, zeros),
+                _ => nulls(Kind::IntList, 0, zeros),
+            };
+            builder.add_buffer(part(4 * (n + 1))).add_child_data(child.to_data())
+        }
+        _ => unreachable!("a column kind's type"),
+    };
+    make_array(builder.build().expect("zeros make a valid all-null array"))
+}
+
 /// The values of `rows` spread over `n` rows, `zero` elsewhere (a column with a value in every
 /// row is taken as it is).
 fn spread<T: Copy>(rows: &[u32], vals: Vec<T>, n: usize, zero: T) -> Vec<T> {
@@ -349,5 +403,23 @@ mod tests {
             rows.push(0);
         }
         assert_eq!(d.room(), [1, 1, 2, 3]);
+    }
+
+    #[test]
+    fn an_unfilled_column_is_all_null_of_its_kind_and_shares_one_buffer() {
+        let n = 5;
+        let z = zeros(n);
+        for kind in [Kind::Int, Kind::Str, Kind::Float, Kind::StrList, Kind::IntList, Kind::Dims] {
+            let a = nulls(kind, n, &z);
+            assert_eq!((a.len(), a.null_count(), a.data_type()), (n, n, &kind.data_type()));
+            a.to_data().validate_full().expect("a valid array");
+            let d = a.to_data();
+            assert!(d.buffers().iter().all(|b| b.as_ptr() == z.as_ptr()), "{kind:?} has a buffer of its own");
+        }
+        // a column with a value keeps it
+        let mut c = Col::new(Kind::Int);
+        c.push_i64(1, 7);
+        let a = c.finish(3).expect("a column with a value");
+        assert_eq!((a.null_count(), a.as_any().downcast_ref::<Int64Array>().unwrap().value(1)), (2, 7));
     }
 }

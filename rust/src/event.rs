@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use arrow_array::{ArrayRef, Int64Array};
 
-use crate::columns::{Col, Kind, Room};
+use crate::columns::{nulls, zeros, Col, Kind, Room};
 use crate::json::{Cursor, Fail, Limits, Str, R};
 
 /// The core event fields: (key, column, kind of column).
@@ -178,27 +178,21 @@ impl Batch {
         self.extra.truncate(row);
     }
 
-    /// The rows as Arrow columns (those that hold a value in some row, by name; the uid column is
-    /// the caller's, once it knows where the piece starts), with each row's place in the piece and
-    /// the odd events.
+    /// The rows as Arrow columns, every column of the schema in its order (the uid column is
+    /// the caller's, once it knows where the piece starts; a column no row fills is all null),
+    /// with each row's place in the piece and the odd events.
     pub fn finish(self, p: &Promoted) -> Finished {
         let n = self.rows as usize;
-        let mut columns: Vec<(String, ArrayRef)> = vec![];
-        for (name, col) in CORE_NAMES.iter().zip(self.core) {
-            if let Some(a) = col.finish(n) {
-                columns.push((name.to_string(), a));
-            }
-        }
-        for (name, col) in p.names.iter().zip(self.promo) {
-            if let Some(a) = col.finish(n) {
-                columns.push((name.clone(), a));
-            }
-        }
-        for (name, col) in [("args", self.args), ("extra", self.extra)] {
-            if let Some(a) = col.finish(n) {
-                columns.push((name.to_string(), a));
-            }
-        }
+        let zeros = zeros(n);
+        let names = CORE_NAMES.iter().copied().chain(p.names.iter().map(String::as_str)).chain(["args", "extra"]);
+        let cols = self.core.into_iter().chain(self.promo).chain([self.args, self.extra]);
+        let columns = names
+            .zip(cols)
+            .map(|(name, col)| {
+                let kind = col.kind();
+                (name.to_string(), col.finish(n).unwrap_or_else(|| nulls(kind, n, &zeros)))
+            })
+            .collect();
         Finished { columns, local: self.local, odd: self.odd }
     }
 }

@@ -1,7 +1,6 @@
 //! tracecols' compiled reader: the `traceEvents` array of a Kineto trace into Arrow record
 //! batches, on threads that run without the GIL. Python (read/native.py) drives it through the
-//! bindings in python.rs, fills the columns a batch leaves out, reads the events it hands back
-//! and reports the errors.
+//! bindings in python.rs, reads the events it hands back and reports the errors.
 
 pub mod columns;
 pub mod event;

@@ -32,7 +32,7 @@ import pyarrow as pa
 from ..errors import Empty, Malformed
 from ..progress import tracker
 from . import jsontext
-from .batch import build_batches, null_column
+from .batch import build_batches
 from .jsontext import decode_block
 from .nesting import MAX_DEPTH
 from .schema import PROMOTED, RAW_SCHEMA
@@ -193,15 +193,9 @@ def _tail(src: Source, form: str, tail: bytes | None) -> dict[str, Any]:
 def _batches(schema: Any, array: Any, odd: list[tuple[int, bytes]]) -> list[pa.RecordBatch]:
     """The RAW_SCHEMA batches of one piece: the compiled reader's rows, then its odd events'."""
     got = pa.RecordBatch._import_from_c_capsule(schema, array)
-    n = got.num_rows
-    out = []
-    if n:
-        have = dict(zip(got.schema.names, got.columns))
-        out.append(
-            pa.RecordBatch.from_arrays(
-                [have[f.name] if f.name in have else null_column(f.type, n) for f in RAW_SCHEMA], schema=RAW_SCHEMA
-            )
-        )
+    if not got.schema.equals(RAW_SCHEMA):  # a build of rust/ from another version of the package
+        raise RuntimeError("tracecols._native does not build this version's events schema: rebuild it")
+    out = [got] if got.num_rows else []
     if odd:
         events = [_event(raw) for _, raw in odd]
         uids = pa.array([uid for uid, _ in odd], pa.int64())
