@@ -9,6 +9,7 @@ use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyCapsule};
+use std::sync::mpsc::Receiver;
 use std::sync::Mutex;
 
 use crate::event::Promoted;
@@ -31,8 +32,10 @@ fn failed(e: ReadError) -> PyErr {
 #[pyclass(module = "tracecols._native")]
 struct EventReader {
     inner: Mutex<Reader>,
-    /// where `feed` sends bytes, for a reader made by `fed`
+    /// where `feed` sends bytes, for a reader made without a path
     feeder: Mutex<Option<stream::Feeder>>,
+    /// the buffers the reader has read, for `feed` to fill again
+    returned: Mutex<Option<Receiver<Vec<u8>>>>,
 }
 
 #[pymethods]
@@ -66,20 +69,24 @@ impl EventReader {
             array,
             skip,
         };
-        let (reader, feeder) = match path {
-            Some(path) => (py.detach(|| Reader::start(&path, p, opts)).map_err(failed)?, None),
+        let (reader, feeder, returned) = match path {
+            Some(path) => (py.detach(|| Reader::start(&path, p, opts)).map_err(failed)?, None, None),
             None => {
-                let (src, tx) = stream::Fed::new();
-                (Reader::from_source(Box::new(src), p, opts), Some(tx))
+                let (src, tx, returned) = stream::Fed::new();
+                (Reader::from_bytes(Box::new(src), p, opts), Some(tx), Some(returned))
             }
         };
-        Ok(EventReader { inner: Mutex::new(reader), feeder: Mutex::new(feeder) })
+        Ok(EventReader { inner: Mutex::new(reader), feeder: Mutex::new(feeder), returned: Mutex::new(returned) })
     }
 
     /// Hand over the next bytes (b"" at the end); waits, without the GIL, while the reader is
     /// `threads + 2` pieces ahead. False once the reader has stopped (it takes no more).
     fn feed(&self, py: Python<'_>, data: &[u8]) -> bool {
-        let data = data.to_vec();
+        // a buffer the reader is done with, if one has come back: its pages are there already
+        let mut buf = self.returned.lock().ok().and_then(|r| r.as_ref()?.try_recv().ok()).unwrap_or_default();
+        buf.clear();
+        buf.extend_from_slice(data);
+        let data = buf;
         let end = data.is_empty();
         let mut guard = match self.feeder.lock() {
             Ok(g) => g,

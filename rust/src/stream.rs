@@ -112,10 +112,43 @@ pub struct Reader {
     threads: Vec<JoinHandle<()>>,
 }
 
+/// The bytes of a document in order, appended to a buffer as they come (without zeroing its room
+/// first, as `Read` would have it).
+pub trait Bytes: Send {
+    /// Append up to `want` bytes to `out`: fewer only at the end of the stream.
+    fn fill(&mut self, out: &mut Vec<u8>, want: usize) -> std::io::Result<usize>;
+}
+
+/// Any reader as `Bytes`, through a small buffer that stays in cache.
+struct Reading<R> {
+    src: R,
+    scratch: Vec<u8>,
+}
+
+impl<R: Read + Send> Bytes for Reading<R> {
+    fn fill(&mut self, out: &mut Vec<u8>, want: usize) -> std::io::Result<usize> {
+        let mut got = 0;
+        while got < want {
+            let k = (want - got).min(self.scratch.len());
+            let n = match self.src.read(&mut self.scratch[..k]) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            out.extend_from_slice(&self.scratch[..n]);
+            got += n;
+        }
+        Ok(got)
+    }
+}
+
 /// Bytes handed over by the caller (`Feeder`), as a stream: the caller inflates a gzip file with
-/// its own (faster) inflater on a thread of its own.
+/// its own (faster) inflater on a thread of its own. The buffers it sends come back to it once
+/// read (`Fed::new`), so that the same few carry the whole file.
 pub struct Fed {
     rx: Receiver<Result<Vec<u8>, String>>,
+    back: SyncSender<Vec<u8>>,
     chunk: Vec<u8>,
     pos: usize,
 }
@@ -123,31 +156,36 @@ pub struct Fed {
 pub type Feeder = SyncSender<Result<Vec<u8>, String>>;
 
 impl Fed {
-    /// A stream and the sender that feeds it: bytes, then an empty chunk (or dropping it) for the
-    /// end, or an error.
-    pub fn new() -> (Fed, Feeder) {
+    /// A stream, the sender that feeds it (bytes, then an empty chunk or dropping it for the end,
+    /// or an error) and where the buffers it has read come back.
+    pub fn new() -> (Fed, Feeder, Receiver<Vec<u8>>) {
         let (tx, rx) = sync_channel(2);
-        (Fed { rx, chunk: vec![], pos: 0 }, tx)
+        let (back, returned) = sync_channel(4);
+        (Fed { rx, back, chunk: vec![], pos: 0 }, tx, returned)
     }
 }
 
-impl Read for Fed {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        while self.pos == self.chunk.len() {
-            match self.rx.recv() {
-                Ok(Ok(c)) if c.is_empty() => return Ok(0),
-                Ok(Ok(c)) => {
-                    self.chunk = c;
-                    self.pos = 0;
+impl Bytes for Fed {
+    fn fill(&mut self, out: &mut Vec<u8>, want: usize) -> std::io::Result<usize> {
+        let mut got = 0;
+        while got < want {
+            if self.pos == self.chunk.len() {
+                match self.rx.recv() {
+                    Ok(Ok(c)) if c.is_empty() => break,
+                    Ok(Ok(c)) => {
+                        let _ = self.back.try_send(std::mem::replace(&mut self.chunk, c));
+                        self.pos = 0;
+                    }
+                    Ok(Err(e)) => return Err(std::io::Error::other(e)),
+                    Err(_) => break,
                 }
-                Ok(Err(e)) => return Err(std::io::Error::other(e)),
-                Err(_) => return Ok(0),
             }
+            let n = (want - got).min(self.chunk.len() - self.pos);
+            out.extend_from_slice(&self.chunk[self.pos..self.pos + n]);
+            self.pos += n;
+            got += n;
         }
-        let n = buf.len().min(self.chunk.len() - self.pos);
-        buf[..n].copy_from_slice(&self.chunk[self.pos..self.pos + n]);
-        self.pos += n;
-        Ok(n)
+        Ok(got)
     }
 }
 
@@ -174,6 +212,11 @@ impl Reader {
 
     /// Read the decompressed bytes of a document from `src`.
     pub fn from_source(src: Box<dyn Read + Send>, promoted: Promoted, opts: Options) -> Reader {
+        Reader::from_bytes(Box::new(Reading { src, scratch: vec![0; 1 << 18] }), promoted, opts)
+    }
+
+    /// Read the decompressed bytes of a document from `src`.
+    pub fn from_bytes(src: Box<dyn Bytes>, promoted: Promoted, opts: Options) -> Reader {
         let promoted = Arc::new(promoted);
         let opts = Arc::new(opts);
         let workers = if opts.threads > 1 { opts.threads } else { 0 };
@@ -487,13 +530,7 @@ fn work(rx: &Mutex<Receiver<Work>>, tx: &SyncSender<Work>, p: &Promoted, o: &Opt
 }
 
 /// Read `src` to its end: find the events array, then send pieces of it (and of what follows).
-fn produce(
-    mut src: Box<dyn Read + Send>,
-    o: &Options,
-    tx: SyncSender<Work>,
-    slots: Receiver<()>,
-    spare: Receiver<Vec<u8>>,
-) {
+fn produce(mut src: Box<dyn Bytes>, o: &Options, tx: SyncSender<Work>, slots: Receiver<()>, spare: Receiver<Vec<u8>>) {
     let mut seq = 0u64;
     let mut read = 0u64;
     let fail = |seq: u64, e: ReadError| {
@@ -503,9 +540,10 @@ fn produce(
     let mut pending: Vec<u8>;
     let mut offset: u64;
     // the head: everything up to the array's `[`
-    let mut chunk = vec![0u8; 1 << 16];
+    let mut chunk = Vec::with_capacity(1 << 16);
     loop {
-        let n = match src.read(&mut chunk) {
+        chunk.clear();
+        let n = match src.fill(&mut chunk, 1 << 16) {
             Ok(n) => n,
             Err(e) => return fail(seq, io_error(read, e)),
         };
@@ -526,7 +564,7 @@ fn produce(
         let mut last = false;
         if pending.len() < o.piece {
             let want = (o.piece - pending.len()) as u64;
-            match src.by_ref().take(want).read_to_end(&mut pending) {
+            match src.fill(&mut pending, want as usize) {
                 Ok(n) => {
                     read += n as u64;
                     last = (n as u64) < want;
