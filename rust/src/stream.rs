@@ -212,7 +212,7 @@ impl Reader {
 
     /// Read the decompressed bytes of a document from `src`.
     pub fn from_source(src: Box<dyn Read + Send>, promoted: Promoted, opts: Options) -> Reader {
-        Reader::from_bytes(Box::new(Reading { src, scratch: vec![0; 1 << 18] }), promoted, opts)
+        Reader::from_bytes(Box::new(Reading { src, scratch: vec![0; 1 << 16] }), promoted, opts)
     }
 
     /// Read the decompressed bytes of a document from `src`.
