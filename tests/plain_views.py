@@ -193,9 +193,8 @@ UNION ALL SELECT * FROM device_side WHERE kind = 'annotation' OR enclosing_uid I
 
 
 def _cte_span(text, name):
-    """(start, end) in `text` of the common table expression `name AS [NOT] [MATERIALIZED] (…)`."""
-    m = re.search(rf"(?<![\w.]){name}\s+AS\s+(?:NOT\s+MATERIALIZED\s+|MATERIALIZED\s+)?\(", text)
-    assert m, f"no step {name}"
+    """(start, end) in `text` of the common table expression `name[(columns)] AS [NOT] [MATERIALIZED] (…)`."""
+    m = _cte_head(text, name)
     depth, i = 0, m.end() - 1
     while True:
         if text.startswith("--", i):  # a comment may hold a parenthesis or a quote
@@ -209,6 +208,13 @@ def _cte_span(text, name):
                 return m.start(), i
 
 
+def _cte_head(text, name):
+    """The match of `name[(columns)] AS [NOT] [MATERIALIZED] (` in `text`: a step's head."""
+    m = re.search(rf"(?<![\w.]){name}(?:\([\w\s,]*\))?\s+AS\s+(?:NOT\s+MATERIALIZED\s+|MATERIALIZED\s+)?\(", text)
+    assert m, f"no step {name}"
+    return m
+
+
 def _query(view):
     return sqlfiles.split_view(sqlfiles.load_all()[view][0], view)[1]
 
@@ -218,7 +224,8 @@ def _spliced(view, **steps):
     text = _query(view)
     for name, body in steps.items():
         a, b = _cte_span(text, name)
-        text = f"{text[:a]}{name} AS ({body}){text[b:]}"
+        head = re.sub(r"\s+AS\s+.*", "", _cte_head(text, name).group(0), flags=re.S)  # its name and columns
+        text = f"{text[:a]}{head} AS ({body}){text[b:]}"
     return text
 
 
@@ -427,6 +434,24 @@ mo AS MATERIALIZED (SELECT m.*, o.name, o.pid, o.tid, o.ts_ns, o.rank, o.pre, o.
                                                    ROWS UNBOUNDED PRECEDING) AS source
         FROM leveled WHERE delta >= 0)
     WHERE delta = 0""",
+    ),
+    # the walk up the Python frames read every slice in every step, and tested every slice's name
+    findings=_spliced(
+        "findings",
+        walk=r"""
+    SELECT e.fid, e.i, e.trace_id, s.py_uid, 0
+    FROM evidence e JOIN slices s ON s.trace_id = e.trace_id AND s.uid = e.start_uid
+    WHERE s.py_uid IS NOT NULL
+    UNION ALL
+    SELECT w.fid, w.i, w.trace_id, p.py_uid, w.depth + 1
+    FROM walk w JOIN slices p ON p.trace_id = w.trace_id AND p.uid = w.frame
+    WHERE p.py_uid IS NOT NULL AND w.depth < 64
+      AND NOT (regexp_matches(p.name, '\.py\(\d+\): ') AND NOT regexp_matches(p.name, '(^|/)torch/'))""",
+        found=r"""
+    SELECT w.fid, w.i, arg_min(p.name, w.depth) AS frame
+    FROM walk w JOIN slices p ON p.trace_id = w.trace_id AND p.uid = w.frame
+    WHERE regexp_matches(p.name, '\.py\(\d+\): ') AND NOT regexp_matches(p.name, '(^|/)torch/')
+    GROUP BY w.fid, w.i""",
     ),
     # the outermost steps and each launch's step by range joins
     inference_steps=_spliced(
