@@ -417,9 +417,48 @@ mo AS MATERIALIZED (SELECT m.*, o.name, o.pid, o.tid, o.ts_ns, o.rank, o.pre, o.
                            CAST(o.d AS VARCHAR) AS shapes
                     FROM m JOIN ops o USING (trace_id, uid))""",
     ),
-    # the sweep took every Python frame of the trace and carried its name
+    # the sweep took every Python frame of the trace and carried its name; each segment's peak
+    # was a window's first row, and the idle intervals came from runs numbered by a second pass
     optimizable_ops=_spliced(
         "optimizable_ops",
+        q="""
+    SELECT *, (depth <= 0)::INT AS z,
+           sum((depth <= 0)::INT) OVER (PARTITION BY trace_id, device) AS nz,
+           sum((depth <= 0)::INT) OVER (PARTITION BY trace_id, device ORDER BY pos ROWS UNBOUNDED PRECEDING) AS zc
+    FROM _launch_queue""",
+        peaks="""
+    SELECT trace_id, device, k, ts_ns AS peak_ns, depth AS peak
+    FROM (SELECT *, row_number() OVER (PARTITION BY trace_id, device, k ORDER BY depth DESC, pos DESC) AS rn
+          FROM q2 WHERE z = 0 AND k >= 0)
+    WHERE rn = 1""",
+        idle_iv="""
+    WITH runs0 AS (
+        SELECT *, sum(chg) OVER (PARTITION BY trace_id, device ORDER BY pos ROWS UNBOUNDED PRECEDING) AS run
+        FROM (SELECT *, CASE WHEN (depth = 0) IS DISTINCT FROM lag(depth = 0) OVER (PARTITION BY trace_id, device ORDER BY pos)
+                             THEN 1 ELSE 0 END AS chg
+              FROM _launch_queue)
+    ),
+    runhead AS (
+        SELECT trace_id, device, run, any_value(depth = 0) AS idle,
+               arg_min(end_ns, pos) AS first_end, arg_min(ts_ns, pos) AS first_ts
+        FROM runs0 GROUP BY ALL
+    )
+    SELECT trace_id, device, b, e FROM (
+        SELECT trace_id, device, idle, first_end AS b,
+               lead(first_ts) OVER (PARTITION BY trace_id, device ORDER BY run) AS e
+        FROM runhead)
+    WHERE idle AND e IS NOT NULL
+    UNION ALL
+    SELECT q.trace_id, q.device, o.first_start, q.first_ts
+    FROM (SELECT trace_id, device, arg_min(ts_ns, pos) AS first_ts, arg_max(end_ns, pos) AS last_end
+          FROM _launch_queue GROUP BY ALL) q
+    JOIN (SELECT trace_id, device, min(ts_ns) AS first_start, arg_max(end_ns, ts_ns) AS last_op_end
+          FROM ops GROUP BY ALL) o ON o.trace_id = q.trace_id AND o.device = q.device
+    UNION ALL
+    SELECT q.trace_id, q.device, q.last_end, o.last_op_end
+    FROM (SELECT trace_id, device, arg_max(end_ns, pos) AS last_end FROM _launch_queue GROUP BY ALL) q
+    JOIN (SELECT trace_id, device, arg_max(end_ns, ts_ns) AS last_op_end FROM ops GROUP BY ALL) o
+      ON o.trace_id = q.trace_id AND o.device = q.device""",
         frames=r"""
     SELECT trace_id, name, pre, subtree_end FROM slices
     WHERE cat = 'python_function' AND regexp_matches(name, '\.py\(.*\)')""",

@@ -36,9 +36,10 @@
 --   source         VARCHAR  nearest enclosing python frame whose name looks like file.py(line) (null if none)
 CREATE OR REPLACE VIEW optimizable_ops AS
 WITH q AS (
-    SELECT *, (depth <= 0)::INT AS z,
+    SELECT *, (depth <= 0)::INT AS z, depth = 0 AS idle,
            sum((depth <= 0)::INT) OVER (PARTITION BY trace_id, device) AS nz,
-           sum((depth <= 0)::INT) OVER (PARTITION BY trace_id, device ORDER BY pos ROWS UNBOUNDED PRECEDING) AS zc
+           sum((depth <= 0)::INT) OVER (PARTITION BY trace_id, device ORDER BY pos ROWS UNBOUNDED PRECEDING) AS zc,
+           lag(depth = 0) OVER (PARTITION BY trace_id, device ORDER BY pos) AS prev_idle
     FROM _launch_queue
 ),
 q2 AS (  -- zeros numbered from the latest (k = 0); a non-zero sample belongs to segment k
@@ -47,11 +48,10 @@ q2 AS (  -- zeros numbered from the latest (k = 0); a non-zero sample belongs to
     FROM q
 ),
 zeros AS (SELECT trace_id, device, k, ts_ns FROM q2 WHERE z = 1),
-peaks AS (
-    SELECT trace_id, device, k, ts_ns AS peak_ns, depth AS peak
-    FROM (SELECT *, row_number() OVER (PARTITION BY trace_id, device, k ORDER BY depth DESC, pos DESC) AS rn
-          FROM q2 WHERE z = 0 AND k >= 0)
-    WHERE rn = 1
+peaks AS (  -- each segment's deepest sample, the latest of equals
+    SELECT trace_id, device, k, arg_max(ts_ns, (depth, pos)) AS peak_ns, max(depth) AS peak
+    FROM q2 WHERE z = 0 AND k >= 0
+    GROUP BY trace_id, device, k
 ),
 seg AS (
     SELECT z.trace_id, z.device, z.k, p.peak_ns, coalesce(p.peak >= 4, false) AS valid
@@ -77,22 +77,12 @@ ops AS (
     FROM slices s JOIN hostp h ON h.trace_id = s.trace_id AND h.pid = s.pid
     WHERE s.cat = 'cpu_op'
 ),
-runs0 AS (  -- runs of equal (depth = 0) flags, for the idle intervals
-    SELECT *, sum(chg) OVER (PARTITION BY trace_id, device ORDER BY pos ROWS UNBOUNDED PRECEDING) AS run
-    FROM (SELECT *, CASE WHEN (depth = 0) IS DISTINCT FROM lag(depth = 0) OVER (PARTITION BY trace_id, device ORDER BY pos)
-                         THEN 1 ELSE 0 END AS chg
-          FROM _launch_queue)
-),
-runhead AS (
-    SELECT trace_id, device, run, any_value(depth = 0) AS idle,
-           arg_min(end_ns, pos) AS first_end, arg_min(ts_ns, pos) AS first_ts
-    FROM runs0 GROUP BY ALL
-),
-idle_iv AS (
+idle_iv AS (  -- a run of depth-0 samples starts where the sample before is not one; its next run
+             -- starts at the next sample where a run starts
     SELECT trace_id, device, b, e FROM (
-        SELECT trace_id, device, idle, first_end AS b,
-               lead(first_ts) OVER (PARTITION BY trace_id, device ORDER BY run) AS e
-        FROM runhead)
+        SELECT trace_id, device, idle, end_ns AS b,
+               lead(ts_ns) OVER (PARTITION BY trace_id, device ORDER BY pos) AS e
+        FROM q WHERE idle IS DISTINCT FROM prev_idle)
     WHERE idle AND e IS NOT NULL
     UNION ALL
     SELECT q.trace_id, q.device, o.first_start, q.first_ts
