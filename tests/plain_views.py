@@ -219,9 +219,10 @@ def _query(view):
     return sqlfiles.split_view(sqlfiles.load_all()[view][0], view)[1]
 
 
-def _spliced(view, **steps):
-    """Today's query of sql/ view `view` with the named steps' bodies as given."""
-    text = _query(view)
+def _spliced(view, text=None, **steps):
+    """Today's query of sql/ view `view` (or `text`, a query made from it) with the named steps'
+    bodies as given."""
+    text = text or _query(view)
     for name, body in steps.items():
         a, b = _cte_span(text, name)
         head = re.sub(r"\s+AS\s+.*", "", _cte_head(text, name).group(0), flags=re.S)  # its name and columns
@@ -417,10 +418,38 @@ mo AS MATERIALIZED (SELECT m.*, o.name, o.pid, o.tid, o.ts_ns, o.rank, o.pre, o.
                            CAST(o.d AS VARCHAR) AS shapes
                     FROM m JOIN ops o USING (trace_id, uid))""",
     ),
-    # the sweep took every Python frame of the trace and carried its name; each segment's peak
-    # was a window's first row, and the idle intervals came from runs numbered by a second pass
+    # the source of each candidate by a sweep over every Python frame of the trace, which carried
+    # its name; each segment's peak was a window's first row, and the idle intervals came from runs
+    # numbered by a second pass
     optimizable_ops=_spliced(
         "optimizable_ops",
+        _replaced(
+            "optimizable_ops",
+            "frames",
+            "src",
+            r"""frames AS (
+    SELECT trace_id, name, pid, tid, pre, subtree_end FROM slices
+    WHERE cat = 'python_function' AND regexp_matches(name, '\.py\(.*\)')),
+cpos AS (
+    SELECT DISTINCT z.trace_id, z.uid, 2 * z.pre AS x
+    FROM z JOIN (SELECT DISTINCT trace_id, pid, tid FROM frames) f ON f.trace_id = z.trace_id AND f.pid = z.pid AND f.tid = z.tid
+),
+marks AS (
+    SELECT trace_id, 2 * pre + 1 AS k, 1 AS delta, name, NULL::BIGINT AS uid FROM frames
+    UNION ALL SELECT trace_id, 2 * subtree_end + 1, -1, NULL, NULL FROM frames
+    UNION ALL SELECT trace_id, x, 0, NULL, uid FROM cpos),
+leveled AS (
+    SELECT *, sum(delta) OVER (PARTITION BY trace_id ORDER BY k, delta DESC ROWS UNBOUNDED PRECEDING) AS level
+    FROM marks
+),
+src AS (
+    SELECT trace_id, uid, source FROM (
+        SELECT trace_id, uid, delta,
+               last_value(name IGNORE NULLS) OVER (PARTITION BY trace_id, level ORDER BY k
+                                                   ROWS UNBOUNDED PRECEDING) AS source
+        FROM leveled WHERE delta >= 0)
+    WHERE delta = 0)""",
+        ),
         q="""
     SELECT *, (depth <= 0)::INT AS z,
            sum((depth <= 0)::INT) OVER (PARTITION BY trace_id, device) AS nz,
@@ -459,20 +488,6 @@ mo AS MATERIALIZED (SELECT m.*, o.name, o.pid, o.tid, o.ts_ns, o.rank, o.pre, o.
     FROM (SELECT trace_id, device, arg_max(end_ns, pos) AS last_end FROM _launch_queue GROUP BY ALL) q
     JOIN (SELECT trace_id, device, arg_max(end_ns, ts_ns) AS last_op_end FROM ops GROUP BY ALL) o
       ON o.trace_id = q.trace_id AND o.device = q.device""",
-        frames=r"""
-    SELECT trace_id, name, pre, subtree_end FROM slices
-    WHERE cat = 'python_function' AND regexp_matches(name, '\.py\(.*\)')""",
-        marks="""
-    SELECT trace_id, 2 * pre + 1 AS k, 1 AS delta, name, NULL::BIGINT AS uid FROM frames
-    UNION ALL SELECT trace_id, 2 * subtree_end + 1, -1, NULL, NULL FROM frames
-    UNION ALL SELECT trace_id, x, 0, NULL, uid FROM cpos""",
-        src="""
-    SELECT trace_id, uid, source FROM (
-        SELECT trace_id, uid, delta,
-               last_value(name IGNORE NULLS) OVER (PARTITION BY trace_id, level ORDER BY k
-                                                   ROWS UNBOUNDED PRECEDING) AS source
-        FROM leveled WHERE delta >= 0)
-    WHERE delta = 0""",
     ),
     # the walk up the Python frames read every slice in every step, and tested every slice's name
     findings=_spliced(
