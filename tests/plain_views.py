@@ -193,9 +193,8 @@ UNION ALL SELECT * FROM device_side WHERE kind = 'annotation' OR enclosing_uid I
 
 
 def _cte_span(text, name):
-    """(start, end) in `text` of the common table expression `name AS [NOT] [MATERIALIZED] (…)`."""
-    m = re.search(rf"(?<![\w.]){name}\s+AS\s+(?:NOT\s+MATERIALIZED\s+|MATERIALIZED\s+)?\(", text)
-    assert m, f"no step {name}"
+    """(start, end) in `text` of the common table expression `name[(columns)] AS [NOT] [MATERIALIZED] (…)`."""
+    m = _cte_head(text, name)
     depth, i = 0, m.end() - 1
     while True:
         if text.startswith("--", i):  # a comment may hold a parenthesis or a quote
@@ -209,16 +208,25 @@ def _cte_span(text, name):
                 return m.start(), i
 
 
+def _cte_head(text, name):
+    """The match of `name[(columns)] AS [NOT] [MATERIALIZED] (` in `text`: a step's head."""
+    m = re.search(rf"(?<![\w.]){name}(?:\([\w\s,]*\))?\s+AS\s+(?:NOT\s+MATERIALIZED\s+|MATERIALIZED\s+)?\(", text)
+    assert m, f"no step {name}"
+    return m
+
+
 def _query(view):
     return sqlfiles.split_view(sqlfiles.load_all()[view][0], view)[1]
 
 
-def _spliced(view, **steps):
-    """Today's query of sql/ view `view` with the named steps' bodies as given."""
-    text = _query(view)
+def _spliced(view, text=None, **steps):
+    """Today's query of sql/ view `view` (or `text`, a query made from it) with the named steps'
+    bodies as given."""
+    text = text or _query(view)
     for name, body in steps.items():
         a, b = _cte_span(text, name)
-        text = f"{text[:a]}{name} AS ({body}){text[b:]}"
+        head = re.sub(r"\s+AS\s+.*", "", _cte_head(text, name).group(0), flags=re.S)  # its name and columns
+        text = f"{text[:a]}{head} AS ({body}){text[b:]}"
     return text
 
 
@@ -410,23 +418,94 @@ mo AS MATERIALIZED (SELECT m.*, o.name, o.pid, o.tid, o.ts_ns, o.rank, o.pre, o.
                            CAST(o.d AS VARCHAR) AS shapes
                     FROM m JOIN ops o USING (trace_id, uid))""",
     ),
-    # the sweep took every Python frame of the trace and carried its name
+    # the source of each candidate by a sweep over every Python frame of the trace, which carried
+    # its name; each segment's peak was a window's first row, and the idle intervals came from runs
+    # numbered by a second pass
     optimizable_ops=_spliced(
         "optimizable_ops",
-        frames=r"""
-    SELECT trace_id, name, pre, subtree_end FROM slices
-    WHERE cat = 'python_function' AND regexp_matches(name, '\.py\(.*\)')""",
-        marks="""
+        _replaced(
+            "optimizable_ops",
+            "frames",
+            "src",
+            r"""frames AS (
+    SELECT trace_id, name, pid, tid, pre, subtree_end FROM slices
+    WHERE cat = 'python_function' AND regexp_matches(name, '\.py\(.*\)')),
+cpos AS (
+    SELECT DISTINCT z.trace_id, z.uid, 2 * z.pre AS x
+    FROM z JOIN (SELECT DISTINCT trace_id, pid, tid FROM frames) f ON f.trace_id = z.trace_id AND f.pid = z.pid AND f.tid = z.tid
+),
+marks AS (
     SELECT trace_id, 2 * pre + 1 AS k, 1 AS delta, name, NULL::BIGINT AS uid FROM frames
     UNION ALL SELECT trace_id, 2 * subtree_end + 1, -1, NULL, NULL FROM frames
-    UNION ALL SELECT trace_id, x, 0, NULL, uid FROM cpos""",
-        src="""
+    UNION ALL SELECT trace_id, x, 0, NULL, uid FROM cpos),
+leveled AS (
+    SELECT *, sum(delta) OVER (PARTITION BY trace_id ORDER BY k, delta DESC ROWS UNBOUNDED PRECEDING) AS level
+    FROM marks
+),
+src AS (
     SELECT trace_id, uid, source FROM (
         SELECT trace_id, uid, delta,
                last_value(name IGNORE NULLS) OVER (PARTITION BY trace_id, level ORDER BY k
                                                    ROWS UNBOUNDED PRECEDING) AS source
         FROM leveled WHERE delta >= 0)
-    WHERE delta = 0""",
+    WHERE delta = 0)""",
+        ),
+        q="""
+    SELECT *, (depth <= 0)::INT AS z,
+           sum((depth <= 0)::INT) OVER (PARTITION BY trace_id, device) AS nz,
+           sum((depth <= 0)::INT) OVER (PARTITION BY trace_id, device ORDER BY pos ROWS UNBOUNDED PRECEDING) AS zc
+    FROM _launch_queue""",
+        peaks="""
+    SELECT trace_id, device, k, ts_ns AS peak_ns, depth AS peak
+    FROM (SELECT *, row_number() OVER (PARTITION BY trace_id, device, k ORDER BY depth DESC, pos DESC) AS rn
+          FROM q2 WHERE z = 0 AND k >= 0)
+    WHERE rn = 1""",
+        idle_iv="""
+    WITH runs0 AS (
+        SELECT *, sum(chg) OVER (PARTITION BY trace_id, device ORDER BY pos ROWS UNBOUNDED PRECEDING) AS run
+        FROM (SELECT *, CASE WHEN (depth = 0) IS DISTINCT FROM lag(depth = 0) OVER (PARTITION BY trace_id, device ORDER BY pos)
+                             THEN 1 ELSE 0 END AS chg
+              FROM _launch_queue)
+    ),
+    runhead AS (
+        SELECT trace_id, device, run, any_value(depth = 0) AS idle,
+               arg_min(end_ns, pos) AS first_end, arg_min(ts_ns, pos) AS first_ts
+        FROM runs0 GROUP BY ALL
+    )
+    SELECT trace_id, device, b, e FROM (
+        SELECT trace_id, device, idle, first_end AS b,
+               lead(first_ts) OVER (PARTITION BY trace_id, device ORDER BY run) AS e
+        FROM runhead)
+    WHERE idle AND e IS NOT NULL
+    UNION ALL
+    SELECT q.trace_id, q.device, o.first_start, q.first_ts
+    FROM (SELECT trace_id, device, arg_min(ts_ns, pos) AS first_ts, arg_max(end_ns, pos) AS last_end
+          FROM _launch_queue GROUP BY ALL) q
+    JOIN (SELECT trace_id, device, min(ts_ns) AS first_start, arg_max(end_ns, ts_ns) AS last_op_end
+          FROM ops GROUP BY ALL) o ON o.trace_id = q.trace_id AND o.device = q.device
+    UNION ALL
+    SELECT q.trace_id, q.device, q.last_end, o.last_op_end
+    FROM (SELECT trace_id, device, arg_max(end_ns, pos) AS last_end FROM _launch_queue GROUP BY ALL) q
+    JOIN (SELECT trace_id, device, arg_max(end_ns, ts_ns) AS last_op_end FROM ops GROUP BY ALL) o
+      ON o.trace_id = q.trace_id AND o.device = q.device""",
+    ),
+    # the walk up the Python frames read every slice in every step, and tested every slice's name
+    findings=_spliced(
+        "findings",
+        walk=r"""
+    SELECT e.fid, e.i, e.trace_id, s.py_uid, 0
+    FROM evidence e JOIN slices s ON s.trace_id = e.trace_id AND s.uid = e.start_uid
+    WHERE s.py_uid IS NOT NULL
+    UNION ALL
+    SELECT w.fid, w.i, w.trace_id, p.py_uid, w.depth + 1
+    FROM walk w JOIN slices p ON p.trace_id = w.trace_id AND p.uid = w.frame
+    WHERE p.py_uid IS NOT NULL AND w.depth < 64
+      AND NOT (regexp_matches(p.name, '\.py\(\d+\): ') AND NOT regexp_matches(p.name, '(^|/)torch/'))""",
+        found=r"""
+    SELECT w.fid, w.i, arg_min(p.name, w.depth) AS frame
+    FROM walk w JOIN slices p ON p.trace_id = w.trace_id AND p.uid = w.frame
+    WHERE regexp_matches(p.name, '\.py\(\d+\): ') AND NOT regexp_matches(p.name, '(^|/)torch/')
+    GROUP BY w.fid, w.i""",
     ),
     # the outermost steps and each launch's step by range joins
     inference_steps=_spliced(

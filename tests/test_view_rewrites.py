@@ -50,7 +50,8 @@ def test_optimizable_ops_source_is_the_nearest_enclosing_frame(frame_heavy):
 # (plain_views.py) on the traces where the slow shape occurs: deep Python stacks (stacks, and
 # memory_timeline under its memory events), many user annotations (_op_time, _annotations), many steps
 # (inference_steps; the corpus has few, the join was quadratic in them), nn.Module frames
-# nested deep (tracelens_ops_summary), ops of every perf model (op_perf), …
+# nested deep (tracelens_ops_summary), ops of every perf model (op_perf), evidence under deep Python
+# stacks (findings), …
 DEEP_STACKS = [
     "TraceLens/tests/traces/h100/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz",
     "TraceLens/tests/traces/h100/facebook_timesformer-base-finetuned-k400__1016002.json.gz",
@@ -89,6 +90,8 @@ REWRITTEN = {
         "TraceLens/tests/traces/inference/vllm_decode_full/graph_execution.json.gz",
     ],
     "tracelens_ops_summary": DEEP_STACKS[:2] + [DF_INDEX],
+    # findings whose evidence ran under Python frames, torch's own among them
+    "findings": DEEP_STACKS[:2] + [H100_STACKS],
     # every model: gemm, conv fwd and bwd, sdpa fwd and bwd, elementwise, norm
     "op_perf": [
         "generated/cpu_train_step.pt.trace.json.gz",

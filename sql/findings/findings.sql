@@ -48,20 +48,26 @@ evidence AS (  -- each evidence event, as the host slice it starts from
     LEFT JOIN slices s ON s.trace_id = e.trace_id AND s.uid = e.uid
     LEFT JOIN kernels k ON k.trace_id = e.trace_id AND k.uid = e.uid
 ),
+frames AS MATERIALIZED (  -- the slices a walk can reach: each a frame above another slice
+    SELECT s.trace_id, s.uid, s.py_uid, s.name FROM slices s
+    SEMI JOIN slices c ON c.trace_id = s.trace_id AND c.py_uid = s.uid
+),
 walk(fid, i, trace_id, frame, depth) AS (  -- up the Python frames, until one of the user's
     SELECT e.fid, e.i, e.trace_id, s.py_uid, 0
     FROM evidence e JOIN slices s ON s.trace_id = e.trace_id AND s.uid = e.start_uid
     WHERE s.py_uid IS NOT NULL
     UNION ALL
+    -- a frame's name is tested once the join has found it: the test, over the walk's column too,
+    -- cannot be moved down to the scan of every slice, in every step
     SELECT w.fid, w.i, w.trace_id, p.py_uid, w.depth + 1
-    FROM walk w JOIN slices p ON p.trace_id = w.trace_id AND p.uid = w.frame
-    WHERE p.py_uid IS NOT NULL AND w.depth < 64
-      AND NOT (regexp_matches(p.name, '\.py\(\d+\): ') AND NOT regexp_matches(p.name, '(^|/)torch/'))
+    FROM walk w JOIN frames p ON p.trace_id = w.trace_id AND p.uid = w.frame
+    WHERE p.py_uid IS NOT NULL
+      AND CASE WHEN w.depth < 64 THEN NOT (regexp_matches(p.name, '\.py\(\d+\): ') AND NOT regexp_matches(p.name, '(^|/)torch/')) ELSE false END
 ),
 found AS (
     SELECT w.fid, w.i, arg_min(p.name, w.depth) AS frame
-    FROM walk w JOIN slices p ON p.trace_id = w.trace_id AND p.uid = w.frame
-    WHERE regexp_matches(p.name, '\.py\(\d+\): ') AND NOT regexp_matches(p.name, '(^|/)torch/')
+    FROM walk w JOIN frames p ON p.trace_id = w.trace_id AND p.uid = w.frame
+    WHERE CASE WHEN w.depth >= 0 THEN regexp_matches(p.name, '\.py\(\d+\): ') AND NOT regexp_matches(p.name, '(^|/)torch/') END
     GROUP BY w.fid, w.i
 ),
 sources AS (

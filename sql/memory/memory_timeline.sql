@@ -35,13 +35,13 @@
 --   op_uid           BIGINT   the cpu_op the event happened in (null for none)
 --   op_name          VARCHAR  its name
 CREATE OR REPLACE VIEW memory_timeline AS
-WITH RECURSIVE m AS NOT MATERIALIZED (
+WITH RECURSIVE m AS MATERIALIZED (  -- m and ts read once each: three steps below read m, two ts
     SELECT trace_id, uid, coalesce(pid, -1) AS pid, coalesce(tid, -1) AS tid, ts_ns, bytes,
            total_allocated_bytes, total_reserved_bytes, addr, device_type, device_id
     FROM events
     WHERE ph IN ('i', 'I') AND name = '[memory]' AND ts_ns IS NOT NULL
 ),
-ts AS NOT MATERIALIZED (  -- the cpu_ops of the threads that allocate
+ts AS MATERIALIZED (  -- the cpu_ops of the threads that allocate
     SELECT s.trace_id, s.pid, s.tid, s.uid, s.ts_ns, s.end_ns, s.pre, s.parent_uid
     FROM slices s SEMI JOIN (SELECT DISTINCT trace_id, pid, tid FROM m) q
       ON q.trace_id = s.trace_id AND q.pid = s.pid AND q.tid = s.tid

@@ -35,10 +35,11 @@
 --   score          DOUBLE   z(idle fraction) + 0.6 z(self time)
 --   source         VARCHAR  nearest enclosing python frame whose name looks like file.py(line) (null if none)
 CREATE OR REPLACE VIEW optimizable_ops AS
-WITH q AS (
-    SELECT *, (depth <= 0)::INT AS z,
+WITH RECURSIVE q AS (
+    SELECT *, (depth <= 0)::INT AS z, depth = 0 AS idle,
            sum((depth <= 0)::INT) OVER (PARTITION BY trace_id, device) AS nz,
-           sum((depth <= 0)::INT) OVER (PARTITION BY trace_id, device ORDER BY pos ROWS UNBOUNDED PRECEDING) AS zc
+           sum((depth <= 0)::INT) OVER (PARTITION BY trace_id, device ORDER BY pos ROWS UNBOUNDED PRECEDING) AS zc,
+           lag(depth = 0) OVER (PARTITION BY trace_id, device ORDER BY pos) AS prev_idle
     FROM _launch_queue
 ),
 q2 AS (  -- zeros numbered from the latest (k = 0); a non-zero sample belongs to segment k
@@ -47,11 +48,10 @@ q2 AS (  -- zeros numbered from the latest (k = 0); a non-zero sample belongs to
     FROM q
 ),
 zeros AS (SELECT trace_id, device, k, ts_ns FROM q2 WHERE z = 1),
-peaks AS (
-    SELECT trace_id, device, k, ts_ns AS peak_ns, depth AS peak
-    FROM (SELECT *, row_number() OVER (PARTITION BY trace_id, device, k ORDER BY depth DESC, pos DESC) AS rn
-          FROM q2 WHERE z = 0 AND k >= 0)
-    WHERE rn = 1
+peaks AS (  -- each segment's deepest sample, the latest of equals
+    SELECT trace_id, device, k, arg_max(ts_ns, (depth, pos)) AS peak_ns, max(depth) AS peak
+    FROM q2 WHERE z = 0 AND k >= 0
+    GROUP BY trace_id, device, k
 ),
 seg AS (
     SELECT z.trace_id, z.device, z.k, p.peak_ns, coalesce(p.peak >= 4, false) AS valid
@@ -73,26 +73,16 @@ falling AS (
 ),
 hostp AS (SELECT DISTINCT trace_id, device, launch_pid AS pid FROM kernels WHERE launch_pid IS NOT NULL),
 ops AS (
-    SELECT h.device, s.trace_id, s.uid, s.name, s.pid, s.tid, s.ts_ns, s.end_ns, s.dur_ns, s.self_ns, s.pre
+    SELECT h.device, s.trace_id, s.uid, s.name, s.pid, s.tid, s.ts_ns, s.end_ns, s.dur_ns, s.self_ns, s.pre, s.py_uid
     FROM slices s JOIN hostp h ON h.trace_id = s.trace_id AND h.pid = s.pid
     WHERE s.cat = 'cpu_op'
 ),
-runs0 AS (  -- runs of equal (depth = 0) flags, for the idle intervals
-    SELECT *, sum(chg) OVER (PARTITION BY trace_id, device ORDER BY pos ROWS UNBOUNDED PRECEDING) AS run
-    FROM (SELECT *, CASE WHEN (depth = 0) IS DISTINCT FROM lag(depth = 0) OVER (PARTITION BY trace_id, device ORDER BY pos)
-                         THEN 1 ELSE 0 END AS chg
-          FROM _launch_queue)
-),
-runhead AS (
-    SELECT trace_id, device, run, any_value(depth = 0) AS idle,
-           arg_min(end_ns, pos) AS first_end, arg_min(ts_ns, pos) AS first_ts
-    FROM runs0 GROUP BY ALL
-),
-idle_iv AS (
+idle_iv AS (  -- a run of depth-0 samples starts where the sample before is not one; its next run
+             -- starts at the next sample where a run starts
     SELECT trace_id, device, b, e FROM (
-        SELECT trace_id, device, idle, first_end AS b,
-               lead(first_ts) OVER (PARTITION BY trace_id, device ORDER BY run) AS e
-        FROM runhead)
+        SELECT trace_id, device, idle, end_ns AS b,
+               lead(ts_ns) OVER (PARTITION BY trace_id, device ORDER BY pos) AS e
+        FROM q WHERE idle IS DISTINCT FROM prev_idle)
     WHERE idle AND e IS NOT NULL
     UNION ALL
     SELECT q.trace_id, q.device, o.first_start, q.first_ts
@@ -144,37 +134,25 @@ z AS (
     FROM sc
     WINDOW d AS (PARTITION BY trace_id, device)
 ),
-frames AS (  -- python frames named like file.py(line): intervals [pre, subtree_end] of the pre-order
-              -- (a thread's slices are a run of it: only the candidates' threads matter)
-    SELECT s.trace_id, s.uid, s.pre, s.subtree_end FROM slices s
-    SEMI JOIN (SELECT DISTINCT trace_id, pid, tid FROM cand) c ON c.trace_id = s.trace_id AND c.pid = s.pid AND c.tid = s.tid
-    WHERE s.cat = 'python_function' AND regexp_matches(s.name, '\.py\(.*\)')
+frames AS MATERIALIZED (  -- the Python frames of the candidates' threads: where their walks can go
+    SELECT s.trace_id, s.uid, s.py_uid, s.name FROM slices s
+    SEMI JOIN (SELECT DISTINCT trace_id, pid, tid FROM z) c ON c.trace_id = s.trace_id AND c.pid = s.pid AND c.tid = s.tid
+    WHERE s.cat = 'python_function'
 ),
-cpos AS (  -- the candidates on threads that have such frames (a trace without Python stacks has none)
-    SELECT DISTINCT z.trace_id, z.uid, 2 * z.pre AS x
-    FROM z JOIN (SELECT DISTINCT trace_id, pid, tid FROM frames) f ON f.trace_id = z.trace_id AND f.pid = z.pid AND f.tid = z.tid
+walk(trace_id, uid, frame) AS (  -- from each candidate up its Python frames (py_uid: the nearest one
+                                 -- above a slice) to the first named like file.py(line); the name
+                                 -- is tested once the join has found the frame (in a CASE over the
+                                 -- walk's own column, which the planner cannot move down to the scan)
+    SELECT trace_id, uid, py_uid FROM z WHERE py_uid IS NOT NULL
+    UNION ALL
+    SELECT w.trace_id, w.uid, f.py_uid
+    FROM walk w JOIN frames f ON f.trace_id = w.trace_id AND f.uid = w.frame
+    WHERE f.py_uid IS NOT NULL AND CASE WHEN w.uid IS NOT NULL THEN NOT regexp_matches(f.name, '\.py\(.*\)') END
 ),
-marks AS (  -- in one pre-order stream: frame starts (+1, key 2·pre+1), frame ends (-1, key
-            -- 2·subtree_end+1) and candidates (0, key 2·pre): a candidate lies strictly inside
-            -- a frame exactly when the frame's start and not its end come before it
-    SELECT trace_id, 2 * pre + 1 AS k, 1 AS delta, uid AS frame, NULL::BIGINT AS uid FROM frames
-    UNION ALL SELECT trace_id, 2 * subtree_end + 1, -1, NULL, NULL FROM frames
-    UNION ALL SELECT trace_id, x, 0, NULL, uid FROM cpos
-),
-leveled AS (  -- frames open after each mark: a start's own level, a candidate's count of
-              -- enclosing frames (at one key a leaf frame's start comes before its end)
-    SELECT *, sum(delta) OVER (PARTITION BY trace_id ORDER BY k, delta DESC ROWS UNBOUNDED PRECEDING) AS level
-    FROM marks
-),
-src AS (  -- frames nest, so the innermost one around a candidate is the last start before it
-          -- at its level: any later start at that level had to close first
-    SELECT f.trace_id, f.uid, s.name AS source FROM (
-        SELECT trace_id, uid, delta,
-               last_value(frame IGNORE NULLS) OVER (PARTITION BY trace_id, level ORDER BY k
-                                                    ROWS UNBOUNDED PRECEDING) AS frame
-        FROM leveled WHERE delta >= 0) f
-    JOIN slices s ON s.trace_id = f.trace_id AND s.uid = f.frame
-    WHERE f.delta = 0
+src AS (
+    SELECT w.trace_id, w.uid, f.name AS source
+    FROM walk w JOIN frames f ON f.trace_id = w.trace_id AND f.uid = w.frame
+    WHERE CASE WHEN w.uid IS NOT NULL THEN regexp_matches(f.name, '\.py\(.*\)') END
 )
 SELECT z.trace_id, t.rank, z.device,
        row_number() OVER (PARTITION BY z.trace_id, z.device ORDER BY score DESC, z.uid) AS score_rank,
