@@ -137,3 +137,45 @@ def tracecols_open_rows(q):
     import tracecols
 
     return tracecols.open(str(DATA_TRACE)).sql(q).to_dicts()
+
+
+ALL_COMMANDS = ["info", "sql", "tree", "ingest", "export", "link", "compare", "diff", "augment", "analyze", "report"]
+ALL_COMMANDS += ["stacks", "critical-path", "merge", "mcp"]
+
+
+def test_the_command_table_names_what_each_module_registers():
+    # every module of tracecols.cli with a register(): the commands it adds are those the table
+    # gives it, and the table holds no other
+    import argparse
+    import importlib
+    import pkgutil
+
+    import tracecols.cli as cli
+
+    registered = {}
+    for info in pkgutil.iter_modules(cli.__path__):
+        module = importlib.import_module(f"tracecols.cli.{info.name}")
+        if hasattr(module, "register"):
+            sub = argparse.ArgumentParser().add_subparsers()
+            module.register(sub)
+            registered.update(dict.fromkeys(sub.choices, info.name))
+    assert registered == cli.COMMANDS
+    assert list(cli.COMMANDS) == ALL_COMMANDS  # the order `tracecols --help` lists them in
+
+
+def test_help_lists_every_command_and_a_command_loads_its_module_alone():
+    r = run("--help")
+    assert r.returncode == 0, r.stderr
+    import re
+
+    listed = re.findall(r"^ {4}(\S+)(?: \((\S+)\))?", r.stdout, re.MULTILINE)  # `compare (diff)`
+    assert [name for names in listed for name in names if name] == ALL_COMMANDS
+    code = (
+        "import atexit, sys; atexit.register(lambda: print(sorted(m for m in sys.modules if m.startswith('tracecols.cli.')))); "
+        "from tracecols.cli import run; run()"
+    )
+    r = subprocess.run([sys.executable, "-c", code, "analyze", "--help"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    loaded = eval(r.stdout.strip().splitlines()[-1])
+    assert "tracecols.cli.analyze" in loaded
+    assert not {"tracecols.cli.commands", "tracecols.cli.fleet", "tracecols.cli.compare", "tracecols.cli.mcp"} & set(loaded)
