@@ -179,3 +179,16 @@ def test_help_lists_every_command_and_a_command_loads_its_module_alone():
     loaded = eval(r.stdout.strip().splitlines()[-1])
     assert "tracecols.cli.analyze" in loaded
     assert not {"tracecols.cli.commands", "tracecols.cli.fleet", "tracecols.cli.compare", "tracecols.cli.mcp"} & set(loaded)
+
+
+def test_the_command_ends_as_python_would_all_output_flushed_and_atexit_run():
+    # run() skips the interpreter's teardown (cli._exit), not its exit: atexit handlers, the
+    # whole buffered output, the exit code
+    code = "import atexit; atexit.register(print, 'atexit ran'); from tracecols.cli import run; run()"
+    q = "select uid, name from events order by uid"
+    r = subprocess.run([sys.executable, "-c", code, "sql", DATA_TRACE, q, "--format", "csv"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0] == "uid,name" and len(lines) == 1 + 2551 + 1 and lines[-1] == "atexit ran"
+    r = subprocess.run([sys.executable, "-c", code, "info", "/no/such/trace.json"], capture_output=True, text=True)
+    assert r.returncode == 2 and r.stdout == "atexit ran\n" and "no such file" in r.stderr

@@ -1,9 +1,11 @@
 """The `tracecols` command. Every failure is one line on stderr and exit code 2."""
 
 import argparse
+import atexit
 import importlib
 import os
 import sys
+import threading
 
 from .. import memory, progress
 from ..errors import TraceError
@@ -91,4 +93,23 @@ def main(argv=None):
 
 def run():
     memory.without_pandas()
-    sys.exit(main())
+    _exit(main())
+
+
+def _exit(code: int) -> None:
+    """End the process as Python's own exit does (the other threads joined, the atexit handlers
+    run: temporary directories removed; the standard streams flushed), without tearing down the
+    interpreter: freeing every object of DuckDB, polars and Arrow one by one takes a small
+    trace's command some 50 ms. Every file the command writes is closed before it returns."""
+    for t in threading.enumerate():
+        if t is not threading.main_thread() and not t.daemon:
+            t.join()
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except BrokenPipeError:  # the reader went away: what is left goes nowhere, as in main
+            os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
+        except (OSError, ValueError):  # closed by the command
+            pass
+    os._exit(code)
