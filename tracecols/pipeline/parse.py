@@ -7,7 +7,6 @@ import os
 import sys
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from .. import memory
 from ..model.derive import describe
@@ -79,6 +78,8 @@ def read_events_into(paths, first_trace_id, keep_secrets, parts, path=None):
         if path is None:
             out = _with_ranks(out, infos)
         else:
+            import pyarrow.parquet as pq
+
             parquet.write_table(path, _with_ranks(pq.read_table(path), infos))
     return out, infos
 
