@@ -324,7 +324,7 @@ def _analyze_trace(args):
             capture=args.capture or None,
             keep_secrets=args.keep_secrets,
         )
-        t = open_trace(out, keep_secrets=args.keep_secrets)
+        t = open_trace(out, keep_secrets=args.keep_secrets, fresh=True)
         _note_unknown_devices(t, args)
         if args.output:
             written = len(parquet.read_manifest(out)["tables"])
