@@ -93,7 +93,10 @@ def main(argv=None):
 
 def run():
     memory.without_pandas()
-    _exit(main())
+    code = main()
+    if not isinstance(code, int):  # what sys.exit makes of anything else (a message, exit 1)
+        sys.exit(code)
+    _exit(code)
 
 
 def _exit(code: int) -> None:
