@@ -124,10 +124,12 @@ def json_events(path):
 
 
 def _wall(argv, tree):
-    """Seconds of one fresh process running `argv` with `tree` first on the import path."""
+    """Seconds of one fresh process running `argv` with `tree` first on the import path. It runs
+    in `tree`: `python -m` and `python -c` put their working directory before PYTHONPATH, and run
+    from another checkout they would import that one's tracecols, whatever `tree` says."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tree), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
     t0 = time.perf_counter()
-    r = subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    r = subprocess.run(argv, env=env, cwd=tree, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     s = time.perf_counter() - t0
     if r.returncode:
         sys.exit(f"bench/corpus.py: {' '.join(map(str, argv))}: {(r.stderr.strip().splitlines() or ['failed'])[-1]}")
@@ -142,10 +144,11 @@ def measure_small(path, repeat=1, trees=(HERE.parent,)):
     for _ in range(max(1, repeat)):
         for tree in trees:
             with tempfile.TemporaryDirectory() as tmp:
+                trace = os.path.abspath(path)  # the commands run in `tree` (_wall)
                 runs = {
                     "floor": py + ["-c", IMPORT_FLOOR],
-                    "analyze": py + ["-m", "tracecols", "analyze", "-q", str(path)],
-                    "analyze -o": py + ["-m", "tracecols", "analyze", "-q", str(path), "-o", os.path.join(tmp, "out")],
+                    "analyze": py + ["-m", "tracecols", "analyze", "-q", trace],
+                    "analyze -o": py + ["-m", "tracecols", "analyze", "-q", trace, "-o", os.path.join(tmp, "out")],
                 }
                 for what, argv in runs.items():
                     s = _wall(argv, tree)

@@ -137,3 +137,58 @@ def tracecols_open_rows(q):
     import tracecols
 
     return tracecols.open(str(DATA_TRACE)).sql(q).to_dicts()
+
+
+ALL_COMMANDS = ["info", "sql", "tree", "ingest", "export", "link", "compare", "diff", "augment", "analyze", "report"]
+ALL_COMMANDS += ["stacks", "critical-path", "merge", "mcp"]
+
+
+def test_the_command_table_names_what_each_module_registers():
+    # every module of tracecols.cli with a register(): the commands it adds are those the table
+    # gives it, and the table holds no other
+    import argparse
+    import importlib
+    import pkgutil
+
+    import tracecols.cli as cli
+
+    registered = {}
+    for info in pkgutil.iter_modules(cli.__path__):
+        module = importlib.import_module(f"tracecols.cli.{info.name}")
+        if hasattr(module, "register"):
+            sub = argparse.ArgumentParser().add_subparsers()
+            module.register(sub)
+            registered.update(dict.fromkeys(sub.choices, info.name))
+    assert registered == cli.COMMANDS
+    assert list(cli.COMMANDS) == ALL_COMMANDS  # the order `tracecols --help` lists them in
+
+
+def test_help_lists_every_command_and_a_command_loads_its_module_alone():
+    r = run("--help")
+    assert r.returncode == 0, r.stderr
+    import re
+
+    listed = re.findall(r"^ {4}(\S+)(?: \((\S+)\))?", r.stdout, re.MULTILINE)  # `compare (diff)`
+    assert [name for names in listed for name in names if name] == ALL_COMMANDS
+    code = (
+        "import atexit, sys; atexit.register(lambda: print(sorted(m for m in sys.modules if m.startswith('tracecols.cli.')))); "
+        "from tracecols.cli import run; run()"
+    )
+    r = subprocess.run([sys.executable, "-c", code, "analyze", "--help"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    loaded = eval(r.stdout.strip().splitlines()[-1])
+    assert "tracecols.cli.analyze" in loaded
+    assert not {"tracecols.cli.commands", "tracecols.cli.fleet", "tracecols.cli.compare", "tracecols.cli.mcp"} & set(loaded)
+
+
+def test_the_command_ends_as_python_would_all_output_flushed_and_atexit_run():
+    # run() skips the interpreter's teardown (cli._exit), not its exit: atexit handlers, the
+    # whole buffered output, the exit code
+    code = "import atexit; atexit.register(print, 'atexit ran'); from tracecols.cli import run; run()"
+    q = "select uid, name from events order by uid"
+    r = subprocess.run([sys.executable, "-c", code, "sql", DATA_TRACE, q, "--format", "csv"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0] == "uid,name" and len(lines) == 1 + 2551 + 1 and lines[-1] == "atexit ran"
+    r = subprocess.run([sys.executable, "-c", code, "info", "/no/such/trace.json"], capture_output=True, text=True)
+    assert r.returncode == 2 and r.stdout == "atexit ran\n" and "no such file" in r.stderr

@@ -42,6 +42,18 @@ def test_big_blocks_go_back_to_the_system_once_freed():
     assert kept("set") <= 4
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's functions")
+def test_glibc_is_found_among_the_process_symbols_without_ldconfig():
+    # ctypes.util.find_library runs `ldconfig -p`: milliseconds of every command and worker
+    code = (
+        "import ctypes.util; ctypes.util.find_library = None; "  # calling it fails the import
+        "from tracecols import memory; print(memory._MALLOPT is not None, memory._MALLOC_TRIM is not None)"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["True", "True"]
+
+
 def test_the_views_get_more_memory_on_a_big_trace_within_a_quarter_of_the_machine():
     from tracecols.pipeline.views_to_files import views_memory
 

@@ -407,3 +407,21 @@ def test_augment_redacts_across_chunks(tmp_path, monkeypatch):
     assert out == want and "AKIA" not in (tmp_path / "out.json").read_text()
     aug.write_augmented(p, tmp_path / "kept.json", {}, keep_secrets=True)
     assert (tmp_path / "kept.json").read_bytes() == p.read_bytes()
+
+
+def test_formats_are_compiled_when_a_string_first_could_hold_a_secret():
+    # compiling every credential format costs a small trace's command more than reading it: a
+    # process that meets no candidate string never compiles them
+    import subprocess
+    import sys
+
+    code = (
+        "import pyarrow as pa; from tracecols.model import secrets as s; "
+        "t = pa.table({'name': ['aten::mm', 'cudaLaunchKernel'], 'args': ['{\"Input Dims\": [[2, 3]]}', None]}); "
+        "assert s.redact_table(t) is t; assert s.redact({'hostname': 'node-1', 'world_size': 8})['hostname'] == 'node-1'; "
+        "print(s._formats.cache_info().currsize); "
+        "print(s.redact_text('--hf-token hf_abcdefghijklmnopqrstuvwxyz0123456789')); print(s._formats.cache_info().currsize)"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split("\n")[:3] == ["0", f"--hf-token {REDACTED}", "1"]

@@ -105,4 +105,20 @@ def test_an_output_written_before_the_columns_is_read_with_them(tmp_path):
     assert _summary([out], 3) == _summary([DATA_TRACE], 3)
 
 
+def test_a_directory_this_process_just_wrote_is_not_checked_for_older_columns(tmp_path):
+    """`analyze -o` opens the output it has just written with `fresh`: its views are today's, and
+    reading every file's schema again to check them is time the command need not spend."""
+    import pyarrow.parquet as pq
+
+    from tracecols.trace import open_any
+
+    out = tmp_path / "out"
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        assert main(["analyze", str(DATA_TRACE), "-o", str(out), "-q"]) == 0
+    pq.write_table(pq.read_table(out / "top_ops.parquet").select(_OLD_COLUMNS), out / "top_ops.parquet")
+    t = open_any(out, fresh=True)
+    assert t.frame("top_ops").columns == _OLD_COLUMNS  # the file as it is: not computed again
+    t.close()
+
+
 _OLD_COLUMNS = ["trace_id", "name", "parent_module", "count", "gpu_ns", "share_pct", "cpu_self_ns"]

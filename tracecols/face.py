@@ -272,19 +272,27 @@ class Face:
 
     def unknown_devices(self) -> list[str]:
         """Names of devices that ran work but have no row in the device peak table."""
-        if "_device_models" not in self._engine.views:
-            return []
-        df = self.sql("""SELECT DISTINCT coalesce(name, '(no name)') AS name FROM _device_models
-                         WHERE ran_work AND model IS NULL ORDER BY 1""")
-        return df["name"].to_list()
+        rows = self._device_models()
+        return sorted({r["name"] or "(no name)" for r in rows if r["ran_work"] and r["model"] is None})
 
     def assumed_devices(self) -> list[tuple[int, int, str]]:
         """(trace_id, device, name) of the devices that ran work but are not listed in their
         trace's deviceProperties, named after the trace's only listed device type."""
+        rows = self._device_models()
+        found = [
+            (r["trace_id"], r["device"], r["name"])
+            for r in rows
+            if r["ran_work"] and (r["name_source"] or "").startswith("assumed")
+        ]
+        return sorted(found, key=lambda d: (d[0] is None, d[0] or 0, d[1] is None, d[1] or 0))
+
+    def _device_models(self) -> list[dict]:
+        """The rows of `_device_models` (a handful: one per device of each trace), computed once
+        for both questions above and for op_perf, which reads it too: each question a query of its
+        own cost a small trace's `analyze` as much as computing them."""
         if "_device_models" not in self._engine.views:
             return []
-        return self.sql("""SELECT trace_id, device, name FROM _device_models
-                           WHERE ran_work AND name_source LIKE 'assumed%' ORDER BY trace_id, device""").rows()
+        return self._engine.materialise("_device_models").to_pylist()
 
     def close(self) -> None:
         """Release the DuckDB connection (and the files it holds open)."""

@@ -106,9 +106,12 @@ def open_any(
     keep_secrets: bool = False,
     capture: str | os.PathLike[str] | None = None,
     run: str | None = None,
+    fresh: bool = False,
 ) -> Trace | Lake:
     """What the commands open: `open`'s traces, or the Lake a lake directory holds (`run`: only
-    its traces of that run; a source that is not a lake has no runs)."""
+    its traces of that run; a source that is not a lake has no runs). `fresh`: the directory
+    was written by this process (`analyze -o`), so its views are not checked for an older
+    tracecols's columns (_outdated_views)."""
     if not paths:
         raise TypeError("tracecols.open() needs at least one path")
     if len(paths) == 1 and os.path.isdir(str(paths[0])):
@@ -131,7 +134,7 @@ def open_any(
         stored = manifest.get("secrets_redacted") is True
         # an output written before the export policy may hold private helpers: computed again instead
         files = {n: f for n, f in parquet.table_files(d).items() if is_public(n)}
-        outdated = _outdated_views(files)
+        outdated = set() if fresh else _outdated_views(files)
         files = {n: f for n, f in files.items() if n not in outdated}
         return Trace(files, manifest.get("inputs", []), origin=str(d), redact=not keep_secrets, secrets_redacted=stored)
     if run is not None:

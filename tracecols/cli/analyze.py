@@ -276,7 +276,7 @@ def register(sub):
 
 
 def analyze(args):
-    known = finding_thresholds()
+    known = finding_thresholds() if args.rule_threshold else []  # read from the sql/ files: only when asked
     for rule, _ in args.rule_threshold:
         if rule not in known:
             raise Unsupported("--rule-threshold", f"no finding rule with a threshold named {rule!r}; rules: {', '.join(known)}")
@@ -324,7 +324,7 @@ def _analyze_trace(args):
             capture=args.capture or None,
             keep_secrets=args.keep_secrets,
         )
-        t = open_trace(out, keep_secrets=args.keep_secrets)
+        t = open_trace(out, keep_secrets=args.keep_secrets, fresh=True)
         _note_unknown_devices(t, args)
         if args.output:
             written = len(parquet.read_manifest(out)["tables"])

@@ -32,6 +32,7 @@ distinct values of all its string columns, which hashing finds faster than the e
 over every row — and only the few values it finds go through the exact rules in Python.
 """
 
+import functools
 import json
 import re
 from decimal import Decimal
@@ -88,7 +89,21 @@ def _carries_nothing(value, kind):
 # Each format (model/credential_formats.py): the whole match is the secret, except the groups
 # `pre` and `post`, which stay.
 _A = re.ASCII
-FORMATS = [(name, re.compile(exact(core, py), _A)) for name, core, py in CREDENTIAL_FORMATS]
+
+
+@functools.cache
+def _formats() -> list[tuple[str, re.Pattern[str]]]:
+    """Every format compiled, when a string first passes PREFILTER: most traces hold no such
+    string, and compiling them all costs a small trace's command more than reading it does."""
+    return [(name, re.compile(exact(core, py), _A)) for name, core, py in CREDENTIAL_FORMATS]
+
+
+def __getattr__(name: str) -> object:
+    if name == "FORMATS":  # [(name, compiled expression)] of every format, in the order they apply
+        return _formats()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 # a key and its separator inside a string: `--flag `, `--flag=`, `KEY=`, `KEY = `, `KEY: `, `"KEY": `
 # (not `KEY==`, a version pin, nor `KEY= next`, an empty value)
 _KEY_IN_TEXT = re.compile(
@@ -163,7 +178,7 @@ def _redact_text(s):
     """(s with every secret replaced, how many) — the value rule, env list entries, then the key
     rule inside the string."""
     n = 0
-    for _, rx in FORMATS:
+    for _, rx in _formats():
         s, k = rx.subn(_keep_ends, s)
         n += k
     if "alue" in s:

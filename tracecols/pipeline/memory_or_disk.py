@@ -5,7 +5,6 @@ import os
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from .. import memory
 from ..read.source import Source, is_url
@@ -57,6 +56,8 @@ def read_columns(
     tables, plus the input descriptions: for a reader that needs a few columns of a few tables
     (the linker). Read as `ingest` reads: a big trace is streamed into a temporary store and
     only those columns read back; of a small one the rest is freed as soon as it is read."""
+    import pyarrow.parquet as pq
+
     tables, inputs, scratch = ingest(paths, keep_secrets=keep_secrets)
     try:
         out = {}

@@ -3,11 +3,12 @@ parsed (store.parquet.BackgroundWriter encodes on a second thread). A local file
 cut between events and read by several processes (parse_parts.py) or, by the compiled reader,
 on threads of its own."""
 
+import contextlib
+import functools
 import os
 import sys
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from .. import memory
 from ..model.derive import describe
@@ -79,6 +80,8 @@ def read_events_into(paths, first_trace_id, keep_secrets, parts, path=None):
         if path is None:
             out = _with_ranks(out, infos)
         else:
+            import pyarrow.parquet as pq
+
             parquet.write_table(path, _with_ranks(pq.read_table(path), infos))
     return out, infos
 
@@ -86,7 +89,12 @@ def read_events_into(paths, first_trace_id, keep_secrets, parts, path=None):
 def _read_into(paths, first_trace_id, keep_secrets, parts, writer, skips=None):
     infos = []
     try:
-        with scratch_dir("tracecols-parts-") as scratch:
+        with contextlib.ExitStack() as stack:
+
+            @functools.cache
+            def scratch() -> str:  # the workers' directory, made when a file is first cut in parts
+                return stack.enter_context(scratch_dir("tracecols-parts-"))
+
             for trace_id, p in enumerate(paths, start=first_trace_id):
                 # the compiled reader reads a file on threads of its own, one core left to the
                 # writer's thread (redaction and Parquet encoding, the slower of the two:

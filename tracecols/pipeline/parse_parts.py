@@ -20,7 +20,8 @@ class PartFailed(Exception):
 
 def read_parts(p, trace_id, writer, scratch, parts):
     """Read one file with `parts` processes (split.py: this one and parts - 1 workers, sharing
-    its pieces out as they go); None if it is not worth cutting."""
+    its pieces out as they go); None if it is not worth cutting. `scratch()` gives the directory
+    the workers write to."""
     src = Source(p)
     if not split.worth_cutting(src):
         return None
@@ -44,6 +45,7 @@ def read_parts(p, trace_id, writer, scratch, parts):
     claims = split.Claims(len(pieces))
     i = claims.front()  # the first piece, with the file's head, is this process's
     writer.wait_idle()  # a worker may be a fork: of a process whose other thread holds no lock
+    scratch = scratch()  # made now: most files are read whole, without one
     procs = split.start_workers(pieces, claims, scratch, parts - 1)
     with ThreadPoolExecutor(1) as hashing:
         hashed = hashing.submit(hash_file, src.path) if digest is None else None

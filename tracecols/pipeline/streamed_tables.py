@@ -7,7 +7,6 @@ import shutil
 import tempfile
 
 import polars as pl
-import pyarrow.parquet as pq
 
 from .. import memory
 from ..model.cp_graph import sync_events
@@ -62,6 +61,8 @@ IN_MEMORY_EVENTS = 1 << 20  # about 0.5 GB at the peak of the tree and links sta
 
 def events_in(events_path):
     """How many events the events file holds (from its footer)."""
+    import pyarrow.parquet as pq
+
     return pq.ParquetFile(events_path).metadata.num_rows
 
 
@@ -105,6 +106,8 @@ def write_slices(events_path, out_path, chunk_rows=SLICE_ROWS):
         sql = _HOST_SLICES_SQL.format(events=quoted(events_path), device_cats=", ".join(quoted(c) for c in DEVICE_CATS))
         con.execute(f"COPY ({sql}) TO {quoted(host)} (FORMAT parquet)")
         con.close()
+        import pyarrow.parquet as pq
+
         frames = (pl.from_arrow(b) for b in pq.ParquetFile(host).iter_batches(batch_size=1 << 17))
         with parquet.writer(out_path, SLICES_SCHEMA) as w:
             for part in slices_in_chunks(frames, chunk_rows):

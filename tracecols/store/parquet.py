@@ -9,7 +9,6 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from ..errors import OutputError
 from .atomic import atomic_output, check_not_input, old_sibling, prepare_parent, temp_sibling, write_failure, writing
@@ -71,6 +70,8 @@ def writer(where, schema):
     ns) it fills, is thrown away and costs a third of the write for nothing (docs/performance.md,
     "Dictionary pages for text columns only")."""
     text = [f.name for f in schema if _is_text(f.type)]
+    import pyarrow.parquet as pq  # here: a command that writes no file does without it (ssl, the cloud filesystems)
+
     return pq.ParquetWriter(where, schema, compression=COMPRESSION, use_dictionary=text)
 
 
@@ -93,6 +94,8 @@ def write_table(path, table):
 def append_rows(path, table):
     """Rewrite the Parquet file at `path` with `table`'s rows after its own, then rename it
     into place (Parquet files cannot grow in place)."""
+    import pyarrow.parquet as pq
+
     src = pq.ParquetFile(path)
     with atomic_output(path) as f, writer(f, src.schema_arrow) as w:
         for i in range(src.num_row_groups):
