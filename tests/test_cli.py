@@ -192,3 +192,13 @@ def test_the_command_ends_as_python_would_all_output_flushed_and_atexit_run():
     assert lines[0] == "uid,name" and len(lines) == 1 + 2551 + 1 and lines[-1] == "atexit ran"
     r = subprocess.run([sys.executable, "-c", code, "info", "/no/such/trace.json"], capture_output=True, text=True)
     assert r.returncode == 2 and r.stdout == "atexit ran\n" and "no such file" in r.stderr
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize("cmd", [["info"], ["analyze"], ["sql", "select * from events"]])
+def test_a_full_disk_under_the_standard_output_is_one_line_exit_2(cmd):
+    with open("/dev/full", "w") as full:
+        r = subprocess.run([EXE, cmd[0], DATA_TRACE, *cmd[1:]], stdout=full, stderr=subprocess.PIPE, text=True)
+    assert r.returncode == 2
+    lines = r.stderr.strip().splitlines()
+    assert lines == ["tracecols: standard output: cannot write: No space left on device"], r.stderr

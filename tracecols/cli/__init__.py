@@ -78,17 +78,44 @@ def main(argv=None):
         print("tracecols: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        _discard(sys.stdout)
         return 0
-    except Exception as e:  # a bug of ours: still one line, with a way to get the traceback
-        if os.environ.get(_DEBUG):
-            raise
-        print(
-            f"tracecols: internal error: {type(e).__name__}: {printable(' '.join(str(e).split()), MESSAGE)} "
-            f"(set {_DEBUG}=1 for a traceback)",
-            file=sys.stderr,
-        )
-        return 2
+    except OSError as e:
+        # the files a command writes say their own failures: a write failure that gets here is
+        # the standard output's (a full disk under `> file`)
+        return _stdout_failed(e) if _stdout_failure(e) else _internal(e)
+    except Exception as e:
+        return _internal(e)
+
+
+def _internal(e: Exception) -> int:
+    """A bug of ours: still one line, with a way to get the traceback."""
+    if os.environ.get(_DEBUG):
+        raise e
+    print(
+        f"tracecols: internal error: {type(e).__name__}: {printable(' '.join(str(e).split()), MESSAGE)} "
+        f"(set {_DEBUG}=1 for a traceback)",
+        file=sys.stderr,
+    )
+    return 2
+
+
+def _discard(stream) -> None:
+    """What is left in the stream's buffer goes nowhere (it could not be written)."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
+
+
+def _stdout_failure(e: OSError):
+    from ..store.atomic import write_failure
+
+    return write_failure("standard output", e)
+
+
+def _stdout_failed(e: OSError) -> int:
+    """One line for a standard output the system would not take, and exit code 2."""
+    _discard(sys.stdout)
+    print(f"tracecols: {printable(_stdout_failure(e).line(), MESSAGE)}", file=sys.stderr)
+    return 2
 
 
 def run():
@@ -112,7 +139,12 @@ def _exit(code: int) -> None:
         try:
             stream.flush()
         except BrokenPipeError:  # the reader went away: what is left goes nowhere, as in main
-            os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
-        except (OSError, ValueError):  # closed by the command
+            _discard(stream)
+        except OSError as e:  # the standard output's last bytes would not go (a full disk)
+            if stream is sys.stdout and _stdout_failure(e):
+                code = _stdout_failed(e) if code == 0 else code
+            else:
+                _discard(stream)
+        except ValueError:  # closed by the command
             pass
     os._exit(code)
