@@ -562,6 +562,32 @@ src AS (
     JOIN phased p ON p.trace_id = k.trace_id AND k.lpre > p.pre AND k.lpre <= p.subtree_end""",
     ),
     # the walk up the module frames stepped through every slice
+    # the host calls on the path first found by a semi join with the path's rows, each with an
+    # EXISTS over the DataLoader annotations, then joined to the path again
+    critical_path=r"""
+WITH loader AS (
+    SELECT trace_id, pre, subtree_end FROM slices
+    WHERE cat = 'user_annotation' AND name LIKE 'enumerate(DataLoader)#%'
+),
+cpu AS (  -- the host calls on the path, and whether a DataLoader annotation holds them
+    SELECT s.trace_id, s.uid, s.name, s.cat,
+           EXISTS (SELECT 1 FROM loader l WHERE l.trace_id = s.trace_id AND l.pre <= s.pre AND s.pre <= l.subtree_end)
+               AS loading
+    FROM slices s SEMI JOIN (SELECT trace_id, uid FROM critical_path_edges WHERE kind = 'cpu') c
+      ON c.trace_id = s.trace_id AND c.uid = s.uid
+)
+SELECT c.trace_id, c.rank, c.step, c.window_uid, c.seq, c.kind, c.uid, coalesce(s.name, k.name) AS name,
+       coalesce(s.cat, k.cat) AS cat, k.device, k.stream, c.src_uid, c.dst_uid, c.ts_ns, c.end_ns, c.weight_ns AS dur_ns,
+       CASE c.kind WHEN 'cpu' THEN CASE WHEN s.loading THEN 'data_loading' ELSE 'cpu_bound' END
+                   WHEN 'kernel' THEN CASE WHEN k.kernel_class = 'communication' THEN 'gpu_communication_bound'
+                                           ELSE 'gpu_compute_bound' END
+                   WHEN 'launch' THEN 'kernel_launch_overhead'
+                   WHEN 'kernel_kernel' THEN 'kernel_kernel_overhead' END AS bound_by
+FROM critical_path_edges c
+LEFT JOIN cpu s ON c.kind = 'cpu' AND s.trace_id = c.trace_id AND s.uid = c.uid
+LEFT JOIN kernels k ON c.kind IN ('kernel', 'kernel_kernel', 'launch') AND k.trace_id = c.trace_id AND k.uid = c.uid
+ORDER BY c.trace_id, c.window_start_ns, c.window_uid, c.seq
+""",
     tracelens_ops_summary=_spliced("tracelens_ops_summary", mods="SELECT trace_id, uid, name, module_uid FROM slices"),
 )
 
