@@ -588,6 +588,8 @@ LEFT JOIN cpu s ON c.kind = 'cpu' AND s.trace_id = c.trace_id AND s.uid = c.uid
 LEFT JOIN kernels k ON c.kind IN ('kernel', 'kernel_kernel', 'launch') AND k.trace_id = c.trace_id AND k.uid = c.uid
 ORDER BY c.trace_id, c.window_start_ns, c.window_uid, c.seq
 """,
+    # the source frame and the module looked up among every slice, not the Python frames alone
+    op_gpu_time=_spliced("op_gpu_time", frames="SELECT trace_id, uid, name FROM slices"),
     tracelens_ops_summary=_spliced("tracelens_ops_summary", mods="SELECT trace_id, uid, name, module_uid FROM slices"),
 )
 
