@@ -237,13 +237,16 @@ def _replaced(view, first, last, steps):
 
 
 PLAIN.update(
-    # one branch per model, each scanning the ops and their argument lists again (the model of
-    # each name, and the steps from the modelled ops on, are today's)
-    op_perf=_replaced(
+    # one branch per model, each scanning the ops and their argument lists again; the model of
+    # each name decided over the distinct cpu_op names, and the modelled ops made distinct again
+    # where they are looked up (the busy time and the nesting are today's otherwise)
+    op_perf=_spliced(
         "op_perf",
-        "ops",
-        "mo",
-        r"""
+        _replaced(
+            "op_perf",
+            "ops",
+            "mo",
+            r"""
 ops AS MATERIALIZED (  -- the ops with a model (which, by name) or a flops argument: only
                            -- these are carried, with their argument lists, into every model
     SELECT * FROM (
@@ -417,6 +420,44 @@ m AS (
 mo AS MATERIALIZED (SELECT m.*, o.name, o.pid, o.tid, o.ts_ns, o.rank, o.pre, o.subtree_end,
                            CAST(o.d AS VARCHAR) AS shapes
                     FROM m JOIN ops o USING (trace_id, uid))""",
+        ),
+        op_models="""
+    SELECT n.name,
+           CASE WHEN n.name IN ('aten::mm', 'aten::addmm', 'aten::addmm_', 'aten::_addmm_activation',
+                                'aten::bmm', 'aten::baddbmm', 'aten::baddbmm_', 'aten::matmul',
+                                'aten::linear', 'aten::_scaled_mm', 'aten::_int_mm') THEN 'gemm'
+                WHEN n.name IN ('aten::convolution', 'aten::conv1d', 'aten::conv2d', 'aten::conv3d',
+                                'aten::conv_transpose1d', 'aten::conv_transpose2d',
+                                'aten::conv_transpose3d') THEN 'conv'
+                WHEN n.name = 'aten::convolution_backward' THEN 'conv_bwd'
+                WHEN n.name IN ('aten::scaled_dot_product_attention',
+                                'aten::_scaled_dot_product_flash_attention',
+                                'aten::_scaled_dot_product_flash_attention_for_cpu',
+                                'aten::_scaled_dot_product_efficient_attention',
+                                'aten::_scaled_dot_product_cudnn_attention',
+                                'aten::_flash_attention_forward', 'aten::_efficient_attention_forward',
+                                'aten::_scaled_dot_product_flash_attention_backward',
+                                'aten::_scaled_dot_product_flash_attention_for_cpu_backward',
+                                'aten::_scaled_dot_product_efficient_attention_backward',
+                                'aten::_scaled_dot_product_cudnn_attention_backward',
+                                'aten::_flash_attention_backward',
+                                'aten::_efficient_attention_backward') THEN 'sdpa'
+                WHEN c.category IN ('elementwise', 'NORM_fwd', 'NORM_bwd') THEN 'bytes' END AS model,
+           c.category AS tl_cat
+    FROM (SELECT DISTINCT name FROM slices WHERE cat = 'cpu_op') n
+    LEFT JOIN _tracelens_op_category c ON c.name = n.name
+""",
+        nested="""
+    SELECT trace_id, uid FROM (
+        SELECT trace_id, uid, subtree_end, lead(pre) OVER (PARTITION BY trace_id ORDER BY pre) AS next_pre
+        FROM (SELECT DISTINCT trace_id, uid, pre, subtree_end FROM mo))
+    WHERE next_pre <= subtree_end
+""",
+        sub="""
+    SELECT k.trace_id, p.uid, k.device, k.ts_ns, k.end_ns
+    FROM (SELECT trace_id, device, ts_ns, end_ns, unnest(op_path) AS ouid FROM kernels) k
+    JOIN (SELECT DISTINCT trace_id, uid FROM mo) p ON p.trace_id = k.trace_id AND p.uid = k.ouid
+""",
     ),
     # the source of each candidate by a sweep over every Python frame of the trace, which carried
     # its name; each segment's peak was a window's first row, and the idle intervals came from runs
@@ -521,6 +562,34 @@ src AS (
     JOIN phased p ON p.trace_id = k.trace_id AND k.lpre > p.pre AND k.lpre <= p.subtree_end""",
     ),
     # the walk up the module frames stepped through every slice
+    # the host calls on the path first found by a semi join with the path's rows, each with an
+    # EXISTS over the DataLoader annotations, then joined to the path again
+    critical_path=r"""
+WITH loader AS (
+    SELECT trace_id, pre, subtree_end FROM slices
+    WHERE cat = 'user_annotation' AND name LIKE 'enumerate(DataLoader)#%'
+),
+cpu AS (  -- the host calls on the path, and whether a DataLoader annotation holds them
+    SELECT s.trace_id, s.uid, s.name, s.cat,
+           EXISTS (SELECT 1 FROM loader l WHERE l.trace_id = s.trace_id AND l.pre <= s.pre AND s.pre <= l.subtree_end)
+               AS loading
+    FROM slices s SEMI JOIN (SELECT trace_id, uid FROM critical_path_edges WHERE kind = 'cpu') c
+      ON c.trace_id = s.trace_id AND c.uid = s.uid
+)
+SELECT c.trace_id, c.rank, c.step, c.window_uid, c.seq, c.kind, c.uid, coalesce(s.name, k.name) AS name,
+       coalesce(s.cat, k.cat) AS cat, k.device, k.stream, c.src_uid, c.dst_uid, c.ts_ns, c.end_ns, c.weight_ns AS dur_ns,
+       CASE c.kind WHEN 'cpu' THEN CASE WHEN s.loading THEN 'data_loading' ELSE 'cpu_bound' END
+                   WHEN 'kernel' THEN CASE WHEN k.kernel_class = 'communication' THEN 'gpu_communication_bound'
+                                           ELSE 'gpu_compute_bound' END
+                   WHEN 'launch' THEN 'kernel_launch_overhead'
+                   WHEN 'kernel_kernel' THEN 'kernel_kernel_overhead' END AS bound_by
+FROM critical_path_edges c
+LEFT JOIN cpu s ON c.kind = 'cpu' AND s.trace_id = c.trace_id AND s.uid = c.uid
+LEFT JOIN kernels k ON c.kind IN ('kernel', 'kernel_kernel', 'launch') AND k.trace_id = c.trace_id AND k.uid = c.uid
+ORDER BY c.trace_id, c.window_start_ns, c.window_uid, c.seq
+""",
+    # the source frame and the module looked up among every slice, not the Python frames alone
+    op_gpu_time=_spliced("op_gpu_time", frames="SELECT trace_id, uid, name FROM slices"),
     tracelens_ops_summary=_spliced("tracelens_ops_summary", mods="SELECT trace_id, uid, name, module_uid FROM slices"),
 )
 

@@ -92,6 +92,18 @@ REWRITTEN = {
     "tracelens_ops_summary": DEEP_STACKS[:2] + [DF_INDEX],
     # findings whose evidence ran under Python frames, torch's own among them
     "findings": DEEP_STACKS[:2] + [H100_STACKS],
+    # a long path of host calls (DF_INDEX), DataLoader annotations (the kineto samples, rank_not_found)
+    "critical_path": [
+        DF_INDEX,
+        "kineto/tb_plugin/samples/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz",
+        "HolisticTraceAnalysis/tests/data/rank_unavailable/rank_not_found.json.gz",
+    ],
+    # no Python frames (DF_INDEX), frames and modules above the ops, graph replay
+    "op_gpu_time": [
+        DF_INDEX,
+        DEEP_STACKS[0],
+        "TraceLens/tests/traces/inference/vllm_decode_full/graph_execution.json.gz",
+    ],
     # every model: gemm, conv fwd and bwd, sdpa fwd and bwd, elementwise, norm
     "op_perf": [
         "generated/cpu_train_step.pt.trace.json.gz",

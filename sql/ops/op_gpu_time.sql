@@ -33,6 +33,9 @@ CREATE OR REPLACE VIEW op_gpu_time AS
 WITH ops AS (
     SELECT * FROM slices WHERE cat = 'cpu_op'
 ),
+frames AS (  -- what py_uid and module_uid point at: Python frames only
+    SELECT trace_id, uid, name FROM slices WHERE cat = 'python_function'
+),
 lk AS (  -- every linked device event that has a cpu_op above its launch
     SELECT k.trace_id, k.uid AS kuid, k.ts_ns, k.end_ns, k.dur_ns, k.op_uid, k.op_path
     FROM kernels k WHERE k.op_uid IS NOT NULL
@@ -75,5 +78,5 @@ SELECT o.trace_id, o.rank, o.uid, o.name, o.pid, o.tid, o.ts_ns, o.dur_ns, o.sel
 FROM ops o
 LEFT JOIN direct d ON d.trace_id = o.trace_id AND d.ouid = o.uid
 LEFT JOIN sub s ON s.trace_id = o.trace_id AND s.ouid = o.uid
-LEFT JOIN slices py ON py.trace_id = o.trace_id AND py.uid = o.py_uid
-LEFT JOIN slices m ON m.trace_id = o.trace_id AND m.uid = o.module_uid;
+LEFT JOIN frames py ON py.trace_id = o.trace_id AND py.uid = o.py_uid
+LEFT JOIN frames m ON m.trace_id = o.trace_id AND m.uid = o.module_uid;

@@ -40,25 +40,20 @@
 --                            time inside a blocking call: cudaStreamSynchronize, cudaMemcpy, …)
 --   bound_by        VARCHAR  see above
 CREATE OR REPLACE VIEW critical_path AS
-WITH loader AS (
-    SELECT trace_id, pre, subtree_end FROM slices
-    WHERE cat = 'user_annotation' AND name LIKE 'enumerate(DataLoader)#%'
-),
-cpu AS (  -- the host calls on the path, and whether a DataLoader annotation holds them
-    SELECT s.trace_id, s.uid, s.name, s.cat,
-           EXISTS (SELECT 1 FROM loader l WHERE l.trace_id = s.trace_id AND l.pre <= s.pre AND s.pre <= l.subtree_end)
-               AS loading
-    FROM slices s SEMI JOIN (SELECT trace_id, uid FROM critical_path_edges WHERE kind = 'cpu') c
-      ON c.trace_id = s.trace_id AND c.uid = s.uid
+WITH loading AS (  -- the host calls inside a DataLoader annotation
+    SELECT DISTINCT s.trace_id, s.uid
+    FROM slices s JOIN slices l ON l.trace_id = s.trace_id AND l.pre <= s.pre AND s.pre <= l.subtree_end
+    WHERE l.cat = 'user_annotation' AND l.name LIKE 'enumerate(DataLoader)#%'
 )
 SELECT c.trace_id, c.rank, c.step, c.window_uid, c.seq, c.kind, c.uid, coalesce(s.name, k.name) AS name,
        coalesce(s.cat, k.cat) AS cat, k.device, k.stream, c.src_uid, c.dst_uid, c.ts_ns, c.end_ns, c.weight_ns AS dur_ns,
-       CASE c.kind WHEN 'cpu' THEN CASE WHEN s.loading THEN 'data_loading' ELSE 'cpu_bound' END
+       CASE c.kind WHEN 'cpu' THEN CASE WHEN d.uid IS NOT NULL THEN 'data_loading' ELSE 'cpu_bound' END
                    WHEN 'kernel' THEN CASE WHEN k.kernel_class = 'communication' THEN 'gpu_communication_bound'
                                            ELSE 'gpu_compute_bound' END
                    WHEN 'launch' THEN 'kernel_launch_overhead'
                    WHEN 'kernel_kernel' THEN 'kernel_kernel_overhead' END AS bound_by
 FROM critical_path_edges c
-LEFT JOIN cpu s ON c.kind = 'cpu' AND s.trace_id = c.trace_id AND s.uid = c.uid
+LEFT JOIN slices s ON c.kind = 'cpu' AND s.trace_id = c.trace_id AND s.uid = c.uid
+LEFT JOIN loading d ON c.kind = 'cpu' AND d.trace_id = c.trace_id AND d.uid = c.uid
 LEFT JOIN kernels k ON c.kind IN ('kernel', 'kernel_kernel', 'launch') AND k.trace_id = c.trace_id AND k.uid = c.uid
 ORDER BY c.trace_id, c.window_start_ns, c.window_uid, c.seq;
