@@ -109,6 +109,12 @@ def classify_expr(name="name", cat="cat"):
     return expr.otherwise(pl.lit("other"))
 
 
+def kernel_classes(k):
+    """(name, cat, kernel_class) of each distinct name and category of the device events `k`
+    (polars): a trace runs few distinct kernels, so the patterns run over those only."""
+    return k.select("name", "cat").unique().with_columns(classify_expr().alias("kernel_class"))
+
+
 def classify(names, cats=None):
     """kernel_class for Python lists of names (and categories); for tests and ad-hoc use."""
     df = pl.DataFrame({"name": names, "cat": cats or ["kernel"] * len(names)}, schema={"name": pl.String, "cat": pl.String})
@@ -237,8 +243,8 @@ def _device_events(ev):
     )
     if k.height == 0:
         return None
+    k = k.join(kernel_classes(k), on=["name", "cat"], how="left", nulls_equal=True, maintain_order="left")
     k = k.with_columns(
-        classify_expr().alias("kernel_class"),
         pl.coalesce(pl.col("device"), pl.col("pid")).alias("device"),
         pl.coalesce(pl.col("stream"), pl.col("tid")).alias("stream"),
         pl.when(pl.col("device").is_null()).then(pl.col("pid_str")).alias("_dev_str"),
