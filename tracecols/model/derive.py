@@ -66,7 +66,8 @@ def derived_tables(ev, infos, clock=None, slices=None, captures=(), events_schem
     (capture.py).
 
     `ev` is the events of the traces `infos` describe (see describe()), holding at least
-    TREE_COLUMNS: an Arrow table, or a polars LazyFrame such as a scan of events.parquet.
+    TREE_COLUMNS: an Arrow table or a polars DataFrame, or a LazyFrame such as a scan of
+    events.parquet.
     Memory is the limit on big traces, so from a scan each step reads only the rows and
     columns it needs: the checks and the time span are streaming aggregates, the tree reads
     the host complete events, the links the device events and ac2g flows. `slices`, if
@@ -82,11 +83,12 @@ def derived_tables(ev, infos, clock=None, slices=None, captures=(), events_schem
     clock = clock or _NoClock()
     if syncs is None and "args" in (ev.schema.names if isinstance(ev, pa.Table) else ev.collect_schema().names()):
         syncs = sync_events(ev)
+    engine = "streaming" if isinstance(ev, pl.LazyFrame) else "auto"  # a scan of a file, or events in memory
     ev = lazy_events(ev, TREE_COLUMNS)
     checks, spans = {}, {}
     for i in infos:
         mine = _of_trace(ev, i["trace_id"], len(infos))
-        start, end, far = time_span(mine)
+        start, end, far = time_span(mine, engine)
         checks[i["trace_id"]], spans[i["trace_id"]] = event_warnings(mine) + far, (start, end)
     clock.lap("read")
     built = slices is None

@@ -43,9 +43,9 @@ def derive_from_file(events_path, infos, slices_path, clock=None, captures=(), d
     else:
         # the frame holds TREE_COLUMNS only: the sync events' args are read apart
         if tree is not None:
-            ev, syncs = frame(tree).lazy(), held.syncs()
+            ev, syncs = frame(tree), held.syncs()
         else:
-            ev, syncs = pl.read_parquet(events_path, columns=TREE_COLUMNS).lazy(), sync_events(pl.scan_parquet(events_path))
+            ev, syncs = pl.read_parquet(events_path, columns=TREE_COLUMNS), sync_events(pl.scan_parquet(events_path))
         del tree
         built = build_slices(ev)
         parquet.write_table(slices_path, built)
