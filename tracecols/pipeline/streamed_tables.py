@@ -35,6 +35,7 @@ def derive_from_file(events_path, infos, slices_path, clock=None, captures=(), d
     links and the critical path."""
     clock = clock or Clock(None)
     tree = held.tree_columns() if held is not None else None
+    ev: pl.DataFrame | pl.LazyFrame
     if tree is None and not small(events_in(events_path)):
         write_slices(events_path, slices_path)
         ev = pl.scan_parquet(events_path)
