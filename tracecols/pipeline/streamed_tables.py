@@ -5,6 +5,7 @@ sorted by DuckDB (spilling to disk) and its slices built a part of whole trees a
 import os
 import shutil
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 
 import polars as pl
 import pyarrow.parquet as pq
@@ -36,34 +37,39 @@ def derive_from_file(events_path, infos, slices_path, clock=None, captures=(), d
     clock = clock or Clock(None)
     tree = held.tree_columns() if held is not None else None
     ev: pl.DataFrame | pl.LazyFrame
-    if tree is None and not small(events_in(events_path)):
-        write_slices(events_path, slices_path)
-        ev = pl.scan_parquet(events_path)
-        slices = pl.scan_parquet(slices_path)
-        syncs = sync_events(ev)
-    else:
-        # the frame holds TREE_COLUMNS only: the sync events' args are read apart
-        if tree is not None:
-            ev, syncs = frame(tree), held.syncs()
+    with ThreadPoolExecutor(1) as beside:
+        written = None
+        if tree is None and not small(events_in(events_path)):
+            write_slices(events_path, slices_path)
+            ev = pl.scan_parquet(events_path)
+            slices = pl.scan_parquet(slices_path)
+            syncs = sync_events(ev)
         else:
-            ev, syncs = pl.read_parquet(events_path, columns=TREE_COLUMNS), sync_events(pl.scan_parquet(events_path))
-        del tree
-        built = build_slices(ev)
-        parquet.write_table(slices_path, built)
-        slices = frame(built).lazy()  # as the scan of a big trace's file
-        del built
-    memory.release()
-    clock.lap("tree")
-    tables = derived_tables(
-        ev,
-        infos,
-        clock,
-        slices=slices,
-        captures=captures,
-        events_schema=EVENTS_SCHEMA,
-        syncs=syncs,
-        defer_path=defer_path,
-    )
+            # the frame holds TREE_COLUMNS only: the sync events' args are read apart
+            if tree is not None:
+                ev, syncs = frame(tree), held.syncs()
+            else:
+                ev, syncs = pl.read_parquet(events_path, columns=TREE_COLUMNS), sync_events(pl.scan_parquet(events_path))
+            del tree
+            built = build_slices(ev)
+            # encoded while the links are worked out (Parquet encoding releases the GIL)
+            written = beside.submit(parquet.write_table, slices_path, built)
+            slices = frame(built).lazy()  # as the scan of a big trace's file
+            del built
+        memory.release()
+        clock.lap("tree")
+        tables = derived_tables(
+            ev,
+            infos,
+            clock,
+            slices=slices,
+            captures=captures,
+            events_schema=EVENTS_SCHEMA,
+            syncs=syncs,
+            defer_path=defer_path,
+        )
+        if written is not None:
+            written.result()
     grafted = tables.pop("events_grafted")
     if "slices" in tables:
         parquet.write_table(slices_path, tables.pop("slices"))
