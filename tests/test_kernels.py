@@ -190,3 +190,18 @@ def test_each_kernel_gets_the_class_of_its_name_and_category(tmp_path):
         (5, "other"),
         (6, "gemm"),
     ]
+
+
+def test_among_launches_of_one_correlation_the_runtime_call_wins_then_the_earliest(tmp_path):
+    ev = [
+        _x("cuLaunchKernel", "cuda_driver", 100, 1, 10, 2, correlation=5),
+        _x("cudaLaunchKernel", "cuda_runtime", 100, 1, 30, 2, correlation=5),
+        _x("cudaLaunchKernel", "cuda_runtime", 100, 1, 20, 2, correlation=5),
+        _x("cuLaunchKernel", "cuda_driver", 100, 1, 50, 2, correlation=6),
+        _x("cuLaunchKernel", "cuda_driver", 100, 1, 40, 2, correlation=6),
+        _x("k5", "kernel", 0, 7, 60, 10, correlation=5, device=0, stream=7),
+        _x("k6", "kernel", 0, 7, 80, 10, correlation=6, device=0, stream=7),
+    ]
+    t = tracecols.open(_write(tmp_path, ev))
+    rows = {r["name"]: (r["launch_uid"], r["link"]) for r in t.table("kernels").to_pylist()}
+    assert rows == {"k5": (2, "correlation"), "k6": (4, "correlation")}

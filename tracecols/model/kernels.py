@@ -182,15 +182,16 @@ def build_kernels(ev, slices):
 
     # 1. correlation, only where the id lives in a single host process
     by_corr = (
-        launches.filter(pl.col("correlation").is_not_null())
-        .with_columns(
-            pl.col("pid").n_unique().over(["trace_id", "correlation"]).alias("_npid"),
-            (pl.col("cat") != "cuda_runtime").alias("_drv"),
+        launches.lazy()
+        .filter(pl.col("correlation").is_not_null())
+        .group_by(["trace_id", "correlation"])
+        .agg(
+            pl.col("pid").n_unique().alias("_npid"),
+            pl.col("uid").sort_by([pl.col("cat") != "cuda_runtime", "ts_ns", "uid"]).first().alias("_l1"),
         )
         .filter(pl.col("_npid") == 1)
-        .sort(["trace_id", "correlation", "_drv", "ts_ns", "uid"])
-        .unique(["trace_id", "correlation"], keep="first", maintain_order=True)
-        .select(["trace_id", "correlation", pl.col("uid").alias("_l1")])
+        .select(["trace_id", "correlation", "_l1"])
+        .collect()
     )
     n = k.select(["trace_id", "uid", "correlation"]).join(
         by_corr, on=["trace_id", "correlation"], how="left", maintain_order="left"
