@@ -113,11 +113,3 @@ def test_the_rule_needs_100_bulk_lengths_and_1_s(tmp_path):
         "1 event(s) lie far outside the rest of the trace (the farthest 2 s after it; the others span 0.0095 s): "
         "a broken timestamp? Left out of traces.span_ns, gpu_timeline and the headline, which cover the others"
     ]
-
-
-@pytest.mark.parametrize("engine", ["streaming", "auto"])
-def test_either_engine_finds_the_same_span_and_outlier(tmp_path, engine):
-    # a file's scan is read by the streaming engine, events in memory by polars' default one
-    start, end, warnings = time_span(_events(_with_kernel_at_zero(tmp_path)), engine)
-    assert (start, end) == time_span(_events(DATA_TRACE), engine)[:2]
-    assert len(warnings) == 1 and warnings[0].startswith(f"1 {FAR} (the farthest 1,419,247 s before it")

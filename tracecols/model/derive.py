@@ -83,12 +83,11 @@ def derived_tables(ev, infos, clock=None, slices=None, captures=(), events_schem
     clock = clock or _NoClock()
     if syncs is None and "args" in (ev.schema.names if isinstance(ev, pa.Table) else ev.collect_schema().names()):
         syncs = sync_events(ev)
-    engine = "streaming" if isinstance(ev, pl.LazyFrame) else "auto"  # a scan of a file, or events in memory
     ev = lazy_events(ev, TREE_COLUMNS)
     checks, spans = {}, {}
     for i in infos:
         mine = _of_trace(ev, i["trace_id"], len(infos))
-        start, end, far = time_span(mine, engine)
+        start, end, far = time_span(mine)
         checks[i["trace_id"]], spans[i["trace_id"]] = event_warnings(mine) + far, (start, end)
     clock.lap("read")
     built = slices is None

@@ -79,21 +79,22 @@ OUTLIER_MIN_GAP_NS = 1_000_000_000
 OUTLIER_MIN_EVENTS = 10
 
 
-def time_span(ev, engine="streaming"):
+def time_span(ev):
     """(first ts_ns, last end_ns or ts_ns, warning lines) of one trace's events (a polars
     LazyFrame), leaving out metadata events (they sit at ts 0), events without ph, and
     outlying events (see OUTLIER_GAP_SPANS), which the warning counts; (None, None, []) if
-    none is timed. `engine`: polars' engine for its queries (over events in memory, "auto"
-    takes half the time: the streaming engine's top-k is slow)."""
+    none is timed."""
     timed = ev.filter((pl.col("ph") != "M") & pl.col("ts_ns").is_not_null()).select(
         "ts_ns", end=pl.max_horizontal(pl.col("end_ns"), pl.col("ts_ns"))
     )
     whole = timed.select(n=pl.len(), start=pl.col("ts_ns").min(), end=pl.col("end").max())
-    n, start, end = whole.collect(engine=engine).row(0)
+    n, start, end = whole.collect(engine="streaming").row(0)
     if n < OUTLIER_MIN_EVENTS or end - start <= OUTLIER_MIN_GAP_NS:
         return start, end, []
     k = n // 1000 + 2
-    lo, hi = timed.select(lo=pl.col("ts_ns").bottom_k(k).max(), hi=pl.col("end").top_k(k).min()).collect(engine=engine).row(0)
+    lo, hi = (
+        timed.select(lo=pl.col("ts_ns").bottom_k(k).max(), hi=pl.col("end").top_k(k).min()).collect(engine="streaming").row(0)
+    )
     gap = max(OUTLIER_GAP_SPANS * max(hi - lo, 0), OUTLIER_MIN_GAP_NS)
     far = (pl.col("end") < lo - gap) | (pl.col("ts_ns") > hi + gap)
     r = (
@@ -104,7 +105,7 @@ def time_span(ev, engine="streaming"):
             before=(lo - pl.col("end")).filter(far).max(),
             after=(pl.col("ts_ns") - hi).filter(far).max(),
         )
-        .collect(engine=engine)
+        .collect(engine="streaming")
         .row(0, named=True)
     )
     if not r["n"]:
