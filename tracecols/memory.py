@@ -17,7 +17,8 @@ for_this_process() before polars or pyarrow is loaded:
   thread (polars' default: half a second, and what it purges stays resident, unused, for one
   more), so that pages polars freed in a stage are gone before the next stage peaks. Not at
   once: then every frame polars builds takes pages the kernel maps and zeroes anew, a third of
-  the tree, links and critical path stages' time on a trace of 200k events.
+  the tree, links and critical path stages' time on a trace of 200k events in a process that
+  has derived one before (a fleet worker's next trace, `tracecols.open` again).
 The command also calls without_pandas().
 A program that imports tracecols as a library keeps its own settings. Between stages the
 streaming ingest calls release(), which hands glibc's free heap pages back (malloc_trim).
