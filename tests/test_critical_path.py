@@ -683,3 +683,17 @@ def test_annotation_patterns_match_literally_but_for_the_wildcards(tmp_path, pat
     want = {len(STEP) + ODD_NAMES.index(n) for n in names}
     assert set(t.critical_path(pattern)["window_uid"]) == want
     assert set(t.sql(f"select uid from slices where name like '{pattern}'")["uid"]) == want  # the same as LIKE
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_host_nodes_are_ordered_as_by_their_four_keys(seed):
+    # one int64 key where the keys fit, lexsort where they do not: the same order either way
+    rng = np.random.default_rng(seed)
+    n = 500
+    ww = rng.integers(0, 4, n)
+    k1 = rng.permutation(n).astype(np.int64)
+    k2 = rng.integers(0, 2, n).astype(np.int8)
+    k3 = -rng.integers(0, 6, n)
+    assert cp_graph._order(ww, k1, k2, k3).tolist() == np.lexsort((k3, k2, k1, ww)).tolist()
+    big = k1 + (1 << 60)  # a key that would overflow
+    assert cp_graph._order(ww, big, k2, k3).tolist() == np.lexsort((k3, k2, big, ww)).tolist()

@@ -165,3 +165,43 @@ def test_flow_resolves_what_correlation_cannot(tmp_path):
 )
 def test_kernel_class(name, cat, cls):
     assert classify([name], [cat]) == [cls]
+
+
+def test_each_kernel_gets_the_class_of_its_name_and_category(tmp_path):
+    # the classes are worked out once per distinct (name, category): repeats, a name shared by
+    # two categories and an unnamed event must each still get their own row's class
+    ev = [
+        _x("ncclKernel_AllReduce", "kernel", 0, 7, 10, 5),
+        _x("gemm_kernel", "kernel", 0, 7, 20, 5),
+        _x("ncclKernel_AllReduce", "kernel", 0, 7, 30, 5),
+        _x("Memcpy HtoD", "gpu_memcpy", 0, 7, 40, 5),
+        _x("Memcpy HtoD", "kernel", 0, 7, 50, 5),
+        {"ph": "X", "cat": "kernel", "pid": 0, "tid": 7, "ts": 60, "dur": 5},
+        _x("gemm_kernel", "kernel", 0, 7, 70, 5),
+    ]
+    t = tracecols.open(_write(tmp_path, ev))
+    got = [(r["uid"], r["kernel_class"]) for r in t.table("kernels").to_pylist()]
+    assert got == [
+        (0, "communication"),
+        (1, "gemm"),
+        (2, "communication"),
+        (3, "memcpy"),
+        (4, "memcpy"),
+        (5, "other"),
+        (6, "gemm"),
+    ]
+
+
+def test_among_launches_of_one_correlation_the_runtime_call_wins_then_the_earliest(tmp_path):
+    ev = [
+        _x("cuLaunchKernel", "cuda_driver", 100, 1, 10, 2, correlation=5),
+        _x("cudaLaunchKernel", "cuda_runtime", 100, 1, 30, 2, correlation=5),
+        _x("cudaLaunchKernel", "cuda_runtime", 100, 1, 20, 2, correlation=5),
+        _x("cuLaunchKernel", "cuda_driver", 100, 1, 50, 2, correlation=6),
+        _x("cuLaunchKernel", "cuda_driver", 100, 1, 40, 2, correlation=6),
+        _x("k5", "kernel", 0, 7, 60, 10, correlation=5, device=0, stream=7),
+        _x("k6", "kernel", 0, 7, 80, 10, correlation=6, device=0, stream=7),
+    ]
+    t = tracecols.open(_write(tmp_path, ev))
+    rows = {r["name"]: (r["launch_uid"], r["link"]) for r in t.table("kernels").to_pylist()}
+    assert rows == {"k5": (2, "correlation"), "k6": (4, "correlation")}

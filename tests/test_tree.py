@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tracecols
-from tracecols.model.tree import TOL_NS, nest
+from tracecols.model.tree import TOL_NS, nest, subtree_ends
 
 KINETO = kineto_files()
 
@@ -107,6 +107,30 @@ def test_generated_nestings_match_stack_walk(items):
 @given(st.lists(st.tuples(st.integers(0, 10_000), st.integers(0, 10_000)), min_size=1, max_size=40))
 def test_random_intervals_match_stack_walk(items):
     _check(items)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 30)), min_size=1, max_size=40))
+def test_subtree_ends_are_the_last_following_slice_deeper_than_each(steps):
+    # threads of trees in pre-order: each slice goes up some levels from the one before, or one
+    # down (a new thread starts at depth 0 with nothing open)
+    depth, parent, open_ = [], [], []
+    for up, new_thread in steps:
+        if new_thread == 0:
+            open_ = []
+        del open_[len(open_) - min(up, len(open_)) :]
+        parent.append(open_[-1] if open_ else -1)
+        depth.append(len(open_))
+        open_.append(len(depth) - 1)
+    depth = np.array(depth, np.int64)
+    # the plain definition: the run of following slices deeper than it, and no further
+    want = []
+    for i in range(len(depth)):
+        j = i
+        while j + 1 < len(depth) and depth[j + 1] > depth[i]:
+            j += 1
+        want.append(j)
+    assert subtree_ends(np.array(parent, np.int64), depth).tolist() == want
 
 
 @pytest.mark.parametrize(

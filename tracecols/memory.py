@@ -13,7 +13,12 @@ for_this_process() before polars or pyarrow is loaded:
   Left to itself glibc raises that threshold to the largest block freed so far (up to
   32 MB), after which such blocks come from its heaps, where what is freed stays resident.
   (A lower threshold saves no more memory and maps and zeroes every smaller block anew);
-- polars' jemalloc purges freed pages at once rather than after 10 s.
+- polars' jemalloc purges freed pages within 0.3 s of their freeing, on its own background
+  thread (polars' default: half a second, and what it purges stays resident, unused, for one
+  more), so that pages polars freed in a stage are gone before the next stage peaks. Not at
+  once: then every frame polars builds takes pages the kernel maps and zeroes anew, a third of
+  the tree, links and critical path stages' time on a trace of 200k events in a process that
+  has derived one before (a fleet worker's next trace, `tracecols.open` again).
 The command also calls without_pandas().
 A program that imports tracecols as a library keeps its own settings. Between stages the
 streaming ingest calls release(), which hands glibc's free heap pages back (malloc_trim).
@@ -26,7 +31,7 @@ import sys
 
 _SETTINGS = {
     "ARROW_DEFAULT_MEMORY_POOL": "system",
-    "_RJEM_MALLOC_CONF": "dirty_decay_ms:0,muzzy_decay_ms:0",
+    "_RJEM_MALLOC_CONF": "background_thread:true,dirty_decay_ms:300,muzzy_decay_ms:0",
 }
 
 

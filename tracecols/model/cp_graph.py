@@ -274,7 +274,7 @@ def _host_nodes(rel, win):
     k2 = (~enter).astype(np.int8)
     k3 = np.concatenate([np.zeros(n, np.int64), -rel["depth"].to_numpy()[rows].astype(np.int64)])
     ww = np.concatenate([w, w])
-    order = np.lexsort((k3, k2, k1, ww))
+    order = _order(ww, k1, k2, k3)
     del k1, k2, k3, w
     src = np.concatenate([rows, rows])[order]  # each node's row of rel
     del rows
@@ -311,6 +311,24 @@ def _host_nodes(rel, win):
         "lw": w_link,
         "luid": link_uid,
     }
+
+
+def _order(ww, k1, k2, k3):
+    """np.lexsort((k3, k2, k1, ww)) of the host nodes (window, pre or subtree end, leave, minus
+    depth: no two nodes share all four), by one int64 key where it fits: a tenth of the time."""
+    if not len(ww):
+        return np.empty(0, np.int64)
+    lo = int(k3.min())
+    span1, span3 = int(k1.max()) + 1, int(k3.max()) - lo + 1
+    if int(ww.min()) < 0 or int(k1.min()) < 0 or (int(ww.max()) + 1) * span1 * 2 * span3 >= 1 << 62:
+        return np.lexsort((k3, k2, k1, ww))
+    key = ww * span1
+    key += k1
+    key *= 2
+    key += k2
+    key *= span3
+    key += k3 - lo
+    return np.argsort(key)
 
 
 def _segmented_cumsum(x, new_run):

@@ -66,7 +66,8 @@ def derived_tables(ev, infos, clock=None, slices=None, captures=(), events_schem
     (capture.py).
 
     `ev` is the events of the traces `infos` describe (see describe()), holding at least
-    TREE_COLUMNS: an Arrow table, or a polars LazyFrame such as a scan of events.parquet.
+    TREE_COLUMNS: an Arrow table or a polars DataFrame, or a LazyFrame such as a scan of
+    events.parquet.
     Memory is the limit on big traces, so from a scan each step reads only the rows and
     columns it needs: the checks and the time span are streaming aggregates, the tree reads
     the host complete events, the links the device events and ac2g flows. `slices`, if

@@ -109,6 +109,12 @@ def classify_expr(name="name", cat="cat"):
     return expr.otherwise(pl.lit("other"))
 
 
+def kernel_classes(k):
+    """(name, cat, kernel_class) of each distinct name and category of the device events `k`
+    (polars): a trace runs few distinct kernels, so the patterns run over those only."""
+    return k.select("name", "cat").unique().with_columns(classify_expr().alias("kernel_class"))
+
+
 def classify(names, cats=None):
     """kernel_class for Python lists of names (and categories); for tests and ad-hoc use."""
     df = pl.DataFrame({"name": names, "cat": cats or ["kernel"] * len(names)}, schema={"name": pl.String, "cat": pl.String})
@@ -176,15 +182,16 @@ def build_kernels(ev, slices):
 
     # 1. correlation, only where the id lives in a single host process
     by_corr = (
-        launches.filter(pl.col("correlation").is_not_null())
-        .with_columns(
-            pl.col("pid").n_unique().over(["trace_id", "correlation"]).alias("_npid"),
-            (pl.col("cat") != "cuda_runtime").alias("_drv"),
+        launches.lazy()
+        .filter(pl.col("correlation").is_not_null())
+        .group_by(["trace_id", "correlation"])
+        .agg(
+            pl.col("pid").n_unique().alias("_npid"),
+            pl.col("uid").sort_by([pl.col("cat") != "cuda_runtime", "ts_ns", "uid"]).first().alias("_l1"),
         )
         .filter(pl.col("_npid") == 1)
-        .sort(["trace_id", "correlation", "_drv", "ts_ns", "uid"])
-        .unique(["trace_id", "correlation"], keep="first", maintain_order=True)
-        .select(["trace_id", "correlation", pl.col("uid").alias("_l1")])
+        .select(["trace_id", "correlation", "_l1"])
+        .collect()
     )
     n = k.select(["trace_id", "uid", "correlation"]).join(
         by_corr, on=["trace_id", "correlation"], how="left", maintain_order="left"
@@ -237,8 +244,8 @@ def _device_events(ev):
     )
     if k.height == 0:
         return None
+    k = k.join(kernel_classes(k), on=["name", "cat"], how="left", nulls_equal=True, maintain_order="left")
     k = k.with_columns(
-        classify_expr().alias("kernel_class"),
         pl.coalesce(pl.col("device"), pl.col("pid")).alias("device"),
         pl.coalesce(pl.col("stream"), pl.col("tid")).alias("stream"),
         pl.when(pl.col("device").is_null()).then(pl.col("pid_str")).alias("_dev_str"),

@@ -353,10 +353,8 @@ def _derive(x, parent, depth, ts, offset):
     ann = annotation_above(parent, cat)
     is_rc = is_py & x.get_column("name").str.contains(RECOMPUTE_FRAME).fill_null(False).to_numpy()
     recompute = nearest(parent, is_rc) >= 0
-    # pre-order = thread order; a subtree is the run of following slices deeper than its root
     d = depth.astype(np.int64)
-    jr = prev_greater(-d[::-1], -d[::-1] - 1)[::-1]  # reversed: next k > i with depth[k] <= depth[i]
-    sub_end = np.where(jr >= 0, (n - 1 - jr) - 1, n - 1)
+    sub_end = subtree_ends(parent, d)
     stack = stack_ids(x.get_column("name"), cat, d, sub_end)  # before the columns: its temporaries add to them
     n_children = np.bincount(p[has], minlength=n).astype(np.int32)
     dur = x.get_column("dur_ns").to_numpy().astype(np.int64)
@@ -397,6 +395,23 @@ def _derive(x, parent, depth, ts, offset):
         "stack_id": pa.array(stack, pa.int64()),
     }
     return pa.table([cols[f.name].cast(f.type) for f in SLICES_SCHEMA], schema=SLICES_SCHEMA)
+
+
+def subtree_ends(parent, depth):
+    """Row of the last slice of each slice's subtree (rows in pre-order, whole trees; `parent`:
+    rows, -1 for roots; `depth`: int64). Pre-order = thread order, so a subtree is its root
+    and the run of following slices deeper than it, and ends where its last child's does:
+    worked out level by level from the deepest up."""
+    sub = np.arange(len(depth), dtype=np.int64)
+    if len(depth) == 0:
+        return sub
+    order = np.argsort(depth, kind="stable")
+    top = int(depth[order[-1]])
+    cuts = np.searchsorted(depth[order], np.arange(top + 2))
+    for lvl in range(top, 0, -1):
+        rows = order[cuts[lvl] : cuts[lvl + 1]]
+        np.maximum.at(sub, parent[rows], sub[rows])
+    return sub
 
 
 def uid_column(uid, ix):

@@ -24,6 +24,11 @@ back only what it needs:
                                             a small trace's private helpers are tables
                                             of the database, not files)
 
+A trace of up to IN_MEMORY_EVENTS events (streamed_tables.py) is derived in memory instead: the
+columns the tree, the links and the critical path read are kept as the events are written
+(held_events.py), its slices stay in memory after they are written (on a thread, beside the
+links), and nothing is read back.
+
 parse.py parses (parse_parts.py: one file by several processes), streamed_tables.py builds the
 derived tables from the events file, views_to_files.py writes the views. The directory is the
 one `Trace.save` writes (same tables, same columns) and appears atomically. Between stages

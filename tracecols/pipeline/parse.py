@@ -30,10 +30,11 @@ def manifest_input(info: dict) -> dict:
     return {"path": info["path"], "size": info["size"], "sha256": info["sha256"]}
 
 
-def write_events(paths, path, keep_secrets=False, clock=None, first_trace_id=0, parts=None):
+def write_events(paths, path, keep_secrets=False, clock=None, first_trace_id=0, parts=None, held=None):
     """Parse `paths` into one `events` Parquet file at `path` (trace ids from `first_trace_id`).
     Returns one dict per trace: what read_trace returns, plus trace_id, rank, rank_source and
-    parts (how many processes read the file).
+    parts (how many processes read the file). `held`: a held_events.HeldEvents, given every
+    group of the table as it is written.
 
     A local file of some MB is cut between events and read by `parts` processes (default: one
     per core; 1 reads every file whole), which share its pieces out as they go (read/split.py);
@@ -42,25 +43,31 @@ def write_events(paths, path, keep_secrets=False, clock=None, first_trace_id=0, 
     """
     clock = clock or Clock(None)
     parts = split.cpu_count() if parts is None else parts
-    _, infos = read_events_into(paths, first_trace_id, keep_secrets, parts, path)
+    _, infos = read_events_into(paths, first_trace_id, keep_secrets, parts, path, held)
     memory.release()  # the parsed events' heap, before the tree needs it
     clock.lap("read")
     return infos
 
 
-def read_events_into(paths, first_trace_id, keep_secrets, parts, path=None):
+def read_events_into(paths, first_trace_id, keep_secrets, parts, path=None, held=None):
     """(the events of `paths`: an Arrow table, or None once written to Parquet at `path`; one
     info per trace), each file cut in `parts` parts where that is worth it; if a part fails,
     everything is read again whole. The events carry the rank the trace's head gives; where
-    keys after the events change it (distributedInfo written last: rare), it is put right here."""
+    keys after the events change it (distributedInfo written last: rare), it is put right here.
+    `held`: as for write_events."""
 
     def transform(batches, context: tuple[int, int | None]):
-        return events_table(batches, *context, keep_secrets)
+        table = events_table(batches, *context, keep_secrets)
+        if held is not None:
+            held.add(table)
+        return table
 
     skips: dict[str | None, int] = {}  # a file's traceEvents arrays to pass over: all but its last (native.AnotherArray)
 
     def read(n):
         while True:
+            if held is not None:
+                held.clear()
             writer = parquet.BackgroundWriter(path, EVENTS_SCHEMA, transform)
             try:
                 return _read_into(paths, first_trace_id, keep_secrets, n, writer, skips)
@@ -83,6 +90,8 @@ def read_events_into(paths, first_trace_id, keep_secrets, parts, path=None):
             import pyarrow.parquet as pq
 
             parquet.write_table(path, _with_ranks(pq.read_table(path), infos))
+            if held is not None:
+                held.drop()  # its ranks are the head's
     return out, infos
 
 

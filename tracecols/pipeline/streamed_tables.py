@@ -5,12 +5,14 @@ sorted by DuckDB (spilling to disk) and its slices built a part of whole trees a
 import os
 import shutil
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 
 import polars as pl
 
 from .. import memory
 from ..model.cp_graph import sync_events
 from ..model.derive import TREE_COLUMNS, derived_tables
+from ..model.frames import frame
 from ..model.tree import build_slices
 from ..store import parquet
 from .clock import Clock
@@ -20,34 +22,53 @@ DUCKDB_MB = 640  # DuckDB spills to disk beyond this rather than grow the proces
 DUCKDB_MEMORY = f"{DUCKDB_MB}MB"
 
 
-def derive_from_file(events_path, infos, slices_path, clock=None, captures=(), defer_path=False):
+def derive_from_file(events_path, infos, slices_path, clock=None, captures=(), defer_path=False, held=None):
     """model.derive.derived_tables over the events file written by write_events, with the
     slices written to `slices_path`; returns the other derived tables. Nodes grafted under
     graph launches (model/capture.py) are added to both files.
 
     A file of more than IN_MEMORY_EVENTS events is scanned lazily (each step reads only the
     rows and columns it needs) and its slices are built part by part (write_slices); a
-    smaller one is read once, which is faster than a dozen scans and a sort on disk."""
+    smaller one is derived in memory, which is faster than a dozen scans and a sort on disk:
+    from the columns `held` (a held_events.HeldEvents given to write_events) kept as they
+    were written, else from TREE_COLUMNS read back once; its slices stay in memory for the
+    links and the critical path."""
     clock = clock or Clock(None)
-    if not small(events_in(events_path)):
-        write_slices(events_path, slices_path)
-        ev = pl.scan_parquet(events_path)
-    else:
-        ev = pl.read_parquet(events_path, columns=TREE_COLUMNS).lazy()
-        parquet.write_table(slices_path, build_slices(ev))
-    memory.release()
-    clock.lap("tree")
-    # the small file's frame holds TREE_COLUMNS only: the sync events' args are read here
-    tables = derived_tables(
-        ev,
-        infos,
-        clock,
-        slices=pl.scan_parquet(slices_path),
-        captures=captures,
-        events_schema=EVENTS_SCHEMA,
-        syncs=sync_events(pl.scan_parquet(events_path)),
-        defer_path=defer_path,
-    )
+    tree = held.tree_columns() if held is not None else None
+    ev: pl.DataFrame | pl.LazyFrame
+    with ThreadPoolExecutor(1) as beside:
+        written = None
+        if tree is None and not small(events_in(events_path)):
+            write_slices(events_path, slices_path)
+            ev = pl.scan_parquet(events_path)
+            slices = pl.scan_parquet(slices_path)
+            syncs = sync_events(ev)
+        else:
+            # the frame holds TREE_COLUMNS only: the sync events' args are read apart
+            if tree is not None:
+                ev, syncs = frame(tree), held.syncs()
+            else:
+                ev, syncs = pl.read_parquet(events_path, columns=TREE_COLUMNS), sync_events(pl.scan_parquet(events_path))
+            del tree
+            built = build_slices(ev)
+            # encoded while the links are worked out (Parquet encoding releases the GIL)
+            written = beside.submit(parquet.write_table, slices_path, built)
+            slices = frame(built).lazy()  # as the scan of a big trace's file
+            del built
+        memory.release()
+        clock.lap("tree")
+        tables = derived_tables(
+            ev,
+            infos,
+            clock,
+            slices=slices,
+            captures=captures,
+            events_schema=EVENTS_SCHEMA,
+            syncs=syncs,
+            defer_path=defer_path,
+        )
+        if written is not None:
+            written.result()
     grafted = tables.pop("events_grafted")
     if "slices" in tables:
         parquet.write_table(slices_path, tables.pop("slices"))

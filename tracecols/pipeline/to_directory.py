@@ -12,6 +12,7 @@ from ..progress import tracker
 from ..read import split
 from ..store import parquet
 from .clock import Clock
+from .held_events import HeldEvents
 from .parse import manifest_input, write_events
 from .streamed_tables import derive_from_file, events_in
 from .views_to_files import whole_results, write_views
@@ -24,13 +25,15 @@ def ingest_to_dir(paths, out_dir, keep_secrets=False, timings=None, views=True, 
     replays (read_captures). Returns the output path."""
     clock = Clock(timings)
     with parquet.staged_dir(out_dir) as tmp, ThreadPoolExecutor(1) as beside:
-        infos = write_events(paths, tmp / "events.parquet", keep_secrets, clock, first_trace_id, parts)
+        held = HeldEvents()  # a small trace's events are derived from memory
+        infos = write_events(paths, tmp / "events.parquet", keep_secrets, clock, first_trace_id, parts, held)
         tracker().stage("building the op tree and the launch links")
         # a small trace's critical path is computed beside the views that do not read it: they
         # leave a core idle part of the time, it is mostly numpy and polars (docs/performance.md,
         # "The critical path beside the views"); a big one's would add its memory to theirs
         defer = bool(views) and whole_results(events_in(tmp / "events.parquet"))
-        tables = derive_from_file(tmp / "events.parquet", infos, tmp / "slices.parquet", clock, captures, defer)
+        tables = derive_from_file(tmp / "events.parquet", infos, tmp / "slices.parquet", clock, captures, defer, held)
+        del held
         later = {}
         if defer:
             path = tables.pop("critical_path_edges")
