@@ -51,6 +51,14 @@ def whole_results(events: int) -> bool:
     return events <= WHOLE_RESULTS_EVENTS
 
 
+def view_threads(events: int, cores: int) -> int:
+    """How many views of `events` events run at a time on `cores` cores: one per core while
+    their results are computed whole; from there up to 1M events, two at a time still pay
+    (docs/performance.md); on bigger traces they gain no time, DuckDB keeps every core busy,
+    and a second result adds to the peak."""
+    return max(1, cores) if whole_results(events) else 2 if small(events) else 1
+
+
 def write_views(tmp, clock, view_seconds=None, only=None, cores=1, later=None):
     # a file, not an Arrow table: the view threads' cursors do not see registered tables
     parquet.write_table(tmp / "device_specs.parquet", device_specs_table())
@@ -65,12 +73,15 @@ def write_views(tmp, clock, view_seconds=None, only=None, cores=1, later=None):
         temp_dir=tmp / ".spill",
         query_threads=1 if whole else None,
     )
-    # from there up to 1M events, two views at a time still pay (docs/performance.md); on bigger
-    # traces they gain no time, DuckDB keeps every core busy, and a second result adds to the peak
     tracker().stage("analyses", total_items=len(engine.views))
-    workers = max(1, cores) if whole else 2 if small(events) else 1
     written = engine.materialise_all_to(
-        Path(tmp), parquet.writer, threads=workers, view_seconds=view_seconds, only=only, whole=whole, later=later
+        Path(tmp),
+        parquet.writer,
+        threads=view_threads(events, cores),
+        view_seconds=view_seconds,
+        only=only,
+        whole=whole,
+        later=later,
     )
     engine.con.close()
     shutil.rmtree(tmp / ".spill", ignore_errors=True)
