@@ -3,6 +3,7 @@ from a saved directory or from a one-trace lake: one catalog over every store.""
 
 import threading
 
+import pyarrow as pa
 import pytest
 from conftest import CORPUS, DATA_TRACE
 from polars.testing import assert_frame_equal
@@ -342,3 +343,18 @@ def test_a_view_failing_while_views_run_at_a_time_is_the_error_it_is_one_at_a_ti
         errors.append(str(e.value))
     assert errors[0] == errors[1]
     assert "\n" not in errors[0] and "'none'" in errors[0]
+
+
+def test_a_small_trace_in_memory_runs_its_views_side_by_side_each_on_one_duckdb_thread():
+    """As the pipeline runs a small trace's views: one per core, each query on one DuckDB thread
+    (a second thread costs a query this small more than it saves); up to 1M events two at a time,
+    beyond one; a big trace in memory keeps DuckDB's threads for each query."""
+    from tracecols.pipeline.views_to_files import query_options, view_threads
+
+    t = tracecols.open(DATA_TRACE)
+    assert t._engine.con.execute("SELECT current_setting('threads')").fetchone()[0] == 1
+    assert view_threads(1000, 2) == 2 and view_threads(1000, 8) == 8 and view_threads(1000, 1) == 1
+    assert view_threads(300_000, 8) == 2 and view_threads(2_000_000, 8) == 1
+    big = pa.table({"uid": pa.array(range(300_000), pa.int64())})
+    assert query_options({"events": big}, None) == {}
+    assert query_options({"events": big.slice(0, 1000)}, None) == {"query_threads": 1}

@@ -5,6 +5,8 @@ import os
 import shutil
 from pathlib import Path
 
+import pyarrow as pa
+
 from ..engine.catalog import Engine
 from ..engine.public import public_names
 from ..engine.specs import device_specs_table
@@ -31,9 +33,13 @@ def views_memory(events):
 def query_options(tables, scratch):
     """The Engine's bounds over what `ingest` returned: for a trace streamed into the temporary
     directory `scratch`, the DuckDB memory its views have in the pipeline, spilling inside that
-    directory (gone with it); none for tables in memory (or no scratch)."""
+    directory (gone with it). Tables in memory have no bound; up to WHOLE_RESULTS_EVENTS
+    events, each query runs on one DuckDB thread, as the pipeline's views do over as many: a
+    small query spends more CPU than it saves on a second thread, and Face.compute runs views
+    side by side instead."""
     if scratch is None:
-        return {}
+        events = tables.get("events")
+        return {"query_threads": 1} if isinstance(events, pa.Table) and whole_results(events.num_rows) else {}
     events = events_in(tables["events"])
     return {"memory_limit": views_memory(events), "temp_dir": Path(scratch.name) / "spill"}
 
