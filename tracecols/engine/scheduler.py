@@ -1,6 +1,8 @@
 """Every view of a catalog computed once through Parquet files (Engine.materialise_all_to): each
 result streamed to its own file, which the view then reads, as many views at a time as there are
-threads, each once the views it reads are files and the later base tables it reads are there."""
+threads, each once the views it reads are files and the later base tables it reads are there.
+Over a trace in memory, the views asked for computed and held the same way, several at a time
+(materialise_in_memory)."""
 
 import time
 import warnings
@@ -215,7 +217,7 @@ class _Cursor:
 
 
 def _query_of(engine, name):
-    """Prepare deferred view `name` to be streamed: the query that computes it. The view itself
+    """Prepare deferred view `name` to be run on a cursor: the query that computes it. The view itself
     is not defined when its file splits (sqlfiles.split_view): only its macros, and its query
     is run as it is, which saves DuckDB one binding of the whole query."""
     text = engine._undefined.pop(name, None)
