@@ -1,11 +1,15 @@
 """The same public tables and views, with the same rows, whether a trace is queried in memory,
 from a saved directory or from a one-trace lake: one catalog over every store."""
 
+import threading
+
+import pyarrow as pa
 import pytest
 from conftest import CORPUS, DATA_TRACE
 from polars.testing import assert_frame_equal
 
 import tracecols
+from tracecols.errors import QueryError
 from tracecols.fleet.ingest import ingest_lake
 from tracecols.store import parquet
 
@@ -290,3 +294,67 @@ def test_a_failed_later_table_fails_the_views(tmp_path):
         engine.materialise_all_to(
             tmp_path, parquet.writer, threads=2, whole=True, later={"critical_path_edges": pool.submit(fail)}
         )
+
+
+def _computed(threads, views=("findings", "headline", "top_ops", "kernel_stats", "idle_gaps")):
+    t = tracecols.open(DATA_TRACE)
+    t._engine.materialise_with_reads(list(views), threads)
+    return t._engine
+
+
+def test_views_over_a_trace_in_memory_run_at_a_time_with_the_same_results(monkeypatch):
+    """Over a trace in memory, the views that read none of each other run at a time, each on a
+    cursor of its own in a thread of its own (a cursor sees none of the connection's registered
+    tables: given to it); the tables held are those computed one after another, row for row.
+    optimizable_ops's score sums floating-point numbers in whatever order DuckDB's threads meet
+    them, one after another too: not among the views compared."""
+    one = _computed(1)
+    from tracecols.engine import scheduler
+
+    threads = set()
+    computed = scheduler._Cursor.computed
+
+    def recorded(self, *args):
+        threads.add(threading.get_ident())
+        return computed(self, *args)
+
+    monkeypatch.setattr(scheduler._Cursor, "computed", recorded)
+    two = _computed(2)
+    assert len(threads) == 2
+    assert set(one._done) == set(two._done) and {"findings", "headline", "_device_models"} <= set(one._done)
+    for name, t in one._done.items():
+        assert t.equals(two._done[name]), name
+    # a query of the connection reads the results held
+    assert two.con.execute("SELECT count(*) FROM headline").fetchone()[0] == one._done["headline"].num_rows
+
+
+def test_a_view_failing_while_views_run_at_a_time_is_the_error_it_is_one_at_a_time():
+    """A view whose query fails is one line naming what failed, the same whether the views run one
+    at a time or two; no thread is left running."""
+    errors = []
+    for threads in (1, 2):
+        t = tracecols.open(DATA_TRACE)
+        engine = t._engine
+        engine._undefined["kernel_stats"] = "CREATE OR REPLACE VIEW kernel_stats AS SELECT 'none'::INTEGER AS n FROM kernels"
+        before = threading.active_count()
+        with pytest.raises(QueryError) as e:
+            engine.materialise_with_reads(["top_ops", "kernel_stats"], threads)
+        assert threading.active_count() == before
+        errors.append(str(e.value))
+    assert errors[0] == errors[1]
+    assert "\n" not in errors[0] and "'none'" in errors[0]
+
+
+def test_a_small_trace_in_memory_runs_its_views_side_by_side_each_on_one_duckdb_thread():
+    """As the pipeline runs a small trace's views: one per core, each query on one DuckDB thread
+    (a second thread costs a query this small more than it saves); up to 1M events two at a time,
+    beyond one; a big trace in memory keeps DuckDB's threads for each query."""
+    from tracecols.pipeline.views_to_files import query_options, view_threads
+
+    t = tracecols.open(DATA_TRACE)
+    assert t._engine.con.execute("SELECT current_setting('threads')").fetchone()[0] == 1
+    assert view_threads(1000, 2) == 2 and view_threads(1000, 8) == 8 and view_threads(1000, 1) == 1
+    assert view_threads(300_000, 8) == 2 and view_threads(2_000_000, 8) == 1
+    big = pa.table({"uid": pa.array(range(300_000), pa.int64())})
+    assert query_options({"events": big}, None) == {}
+    assert query_options({"events": big.slice(0, 1000)}, None) == {"query_threads": 1}

@@ -304,3 +304,23 @@ def test_an_uneven_file_is_read_by_both_processes_in_many_pieces(tmp_path, cut_s
     whole, cut = _both(p, tmp_path, 2)
     assert cut[0][0]["parts"] == 2
     _assert_same(whole, cut)
+
+
+def test_idle_cores_are_the_cores_other_work_leaves(monkeypatch):
+    """cpu_count less the one-minute load average, this process's own core counted idle; at least
+    one; every core where the machine has no load average."""
+    from tracecols.read import split as split_module
+
+    monkeypatch.setattr(split_module, "cpu_count", lambda: 2)
+    for load, idle in [(0.1, 2), (1.0, 2), (1.7, 1), (4.5, 1)]:
+        monkeypatch.setattr(split_module.os, "getloadavg", lambda load=load: (load, 0.0, 0.0))
+        assert split_module.idle_cores() == idle, load
+    monkeypatch.setattr(split_module, "cpu_count", lambda: 16)
+    monkeypatch.setattr(split_module.os, "getloadavg", lambda: (5.2, 0.0, 0.0))
+    assert split_module.idle_cores() == 12
+
+    def none():
+        raise OSError("no load average")
+
+    monkeypatch.setattr(split_module.os, "getloadavg", none)
+    assert split_module.idle_cores() == 16

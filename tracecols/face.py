@@ -180,8 +180,15 @@ class Face:
     def compute(self, names: list[str]) -> None:
         """Compute the views named and the views they read now, each once, each over the results
         of those beneath it: for a reader of several views that share some (the summary), which
-        `table` and `frame` then return. Names that are not views are passed over."""
-        self._engine.materialise_with_reads(names)
+        `table` and `frame` then return. Names that are not views are passed over. Over a trace
+        in memory, views that read none of each other run at a time, as many as the pipeline runs
+        over the same number of events (pipeline.views_to_files.view_threads) on the cores other
+        work leaves idle: a view run beside another on a busy core only costs both time."""
+        from .pipeline.views_to_files import view_threads
+        from .read.split import idle_cores
+
+        events = getattr(self._engine.base.get("events"), "num_rows", 0)
+        self._engine.materialise_with_reads(names, view_threads(events, idle_cores()))
 
     def analyses(self) -> tuple[dict[str, pa.Table], dict[str, float]]:
         """Every public view, computed: ({name: Arrow table}, {name: seconds}). The private

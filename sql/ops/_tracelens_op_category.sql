@@ -82,4 +82,5 @@ by_name AS (
     FROM names
 )
 SELECT b.name, coalesce(b.category, _tc_tl_kernel_category(f.kname), 'other') AS category
-FROM by_name b LEFT JOIN first_kernel f ON f.name = b.name;
+FROM by_name b LEFT JOIN first_kernel f ON f.name = b.name
+ORDER BY b.name;  -- one row a name: the same order however the query's threads ran

@@ -2,7 +2,6 @@
 memory, Parquet files of a saved trace, scans of a lake's files — with the device peak table
 and every sql/ view on top, and secrets redacted on the way in (model/secrets.py)."""
 
-import re
 from collections.abc import Callable
 from contextlib import contextmanager
 
@@ -19,7 +18,6 @@ from .query_errors import USER_ERRORS, query_error
 from .specs import device_specs_table
 from .text_columns import POLARS_TEXT_TYPES, TEXT_TYPES, as_text
 
-_WORD = re.compile(r"[a-z_][a-z0-9_]*")
 # a query that reads DuckDB's own catalog sees every view: the user lists what there is
 _CATALOG_WORDS = {"information_schema", "duckdb_views", "duckdb_tables", "duckdb_columns", "show", "describe", "summarize"}
 
@@ -150,7 +148,7 @@ class Engine:
             self._define_macros(None)
         if not self._undefined and not self._memoise and not self._unread and not self._deferred:
             return
-        words = set(_WORD.findall(lowered))
+        words = sqlfiles.words(lowered)
         listing = bool(words & _CATALOG_WORDS)
         if listing:
             self._define_macros(None)
@@ -195,7 +193,7 @@ class Engine:
         """The base tables not read yet that the SQL `text` names (a view's `-- depends:` leaves
         `events` out) read their files from now on."""
         if self._unread or self._deferred:
-            self._read_bases(set(_WORD.findall(text.lower())))
+            self._read_bases(sqlfiles.words(text))
 
     def _define_macros(self, text):
         """Define the macro modules the sql/ file `text` uses (its `-- uses:` lines), and those they
@@ -380,11 +378,15 @@ class Engine:
         if t is None:
             t = self.table(name)
         if name in self.views:
-            self.con.register(f"__done_{name}", t)
-            self._registered[f"__done_{name}"] = t
-            self.con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM __done_{name}")
-            self._done[name] = t
+            self._hold(name, t)
         return t
+
+    def _hold(self, name, t):
+        """View `name` reads its result `t` from now on, and so does every view above it."""
+        self.con.register(f"__done_{name}", t)
+        self._registered[f"__done_{name}"] = t
+        self.con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM __done_{name}")
+        self._done[name] = t
 
     def _computed_once(self, name):
         """View `name`, not defined yet, computed by its own query once the views it reads are
@@ -411,11 +413,17 @@ class Engine:
         except duckdb.Error as e:
             raise query_error(self.origin, named, e) or QueryError(self.origin, str(e)) from None
 
-    def materialise_with_reads(self, names):
+    def materialise_with_reads(self, names, threads=1):
         """Compute the views named, and every view they read, each once and each after the views it
         reads (`materialise`): a view read by several of them (gpu_timeline by headline, top_ops and
         graph_replay_share) is computed once instead of inside each, and each query plans only its
-        own view over the results beneath it. Names that are not views are passed over."""
+        own view over the results beneath it. Names that are not views are passed over.
+
+        Over a trace in memory, up to `threads` views run at a time, each once the views it reads
+        are computed (scheduler.materialise_in_memory)."""
+        if threads > 1 and self._memoise:
+            scheduler.materialise_in_memory(self, names, threads)
+            return
         wanted = scheduler.wanted(self, names)
         for name in self.views:
             # a private helper over a trace in memory is held when the first view above it is defined

@@ -1,6 +1,8 @@
 """Every view of a catalog computed once through Parquet files (Engine.materialise_all_to): each
 result streamed to its own file, which the view then reads, as many views at a time as there are
-threads, each once the views it reads are files and the later base tables it reads are there."""
+threads, each once the views it reads are files and the later base tables it reads are there.
+Over a trace in memory, the views asked for computed and held the same way, several at a time
+(materialise_in_memory)."""
 
 import time
 import warnings
@@ -14,6 +16,7 @@ from ..progress import tracker
 from . import sqlfiles
 from .connect import sql_string
 from .public import is_public
+from .query_errors import query_error
 
 # A small trace's views are fetched through DuckDB's DB-API result, which binds a query once
 # where a relation binds it twice; DuckDB warns that its Arrow output copies the rows, a copy
@@ -152,8 +155,69 @@ class _Run:
         return cur
 
 
+def materialise_in_memory(engine, names, threads):
+    """Engine.materialise_with_reads over a trace in memory, up to `threads` views at a time: each
+    starts once the views it reads are computed, runs on a cursor of its own, and its result is
+    then held as `materialise` holds it, for the views above it to read.
+
+    Over a small trace a view's query is mostly DuckDB's binding and planning, which leaves a
+    core idle. A cursor sees none of the connection's registered Arrow tables (the base tables,
+    the results held): each is registered on a cursor before the first query that runs there.
+    The views, macros and settings of the database are the connection's, seen by every cursor;
+    they are defined only here, between the queries that the cursors run."""
+    pending = [n for n in engine.views if n in wanted(engine, names) and n not in engine._done]
+    idle = [_Cursor(engine.con.cursor()) for _ in range(threads)]
+    every = list(idle)
+    running: dict[Future, tuple[str, _Cursor]] = {}
+    try:
+        with ThreadPoolExecutor(threads) as pool:
+            while pending or running:
+                ready = [n for n in pending if engine._reads[n] <= engine._done.keys()]
+                for name in ready[: len(idle)]:
+                    pending.remove(name)
+                    query = _query_of(engine, name)
+                    cur = idle.pop()
+                    task = pool.submit(cur.computed, engine.origin, name, query, _registered_for(engine, name))
+                    running[task] = (name, cur)
+                finished, _ = wait(running, return_when=FIRST_COMPLETED)
+                for f in finished:
+                    name, cur = running.pop(f)
+                    idle.append(cur)
+                    engine._hold(name, f.result())
+    finally:
+        for cur in every:
+            cur.con.close()
+
+
+def _registered_for(engine, name: str) -> dict[str, pa.Table]:
+    """The registered tables that view `name` reads: the base tables its file names and the results
+    held of the views it names (each a view over its `__done_` table), everything beneath those
+    being held results too. A registration costs about as much as binding a small query."""
+    words = sqlfiles.words(engine._sql[name][0])
+    return {n: t for n, t in engine._registered.items() if n in words or n.removeprefix("__done_") in words}
+
+
+class _Cursor:
+    """A cursor of materialise_in_memory, with the registered tables it has been given."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection):
+        self.con = con
+        self.registered: set[str] = set()
+
+    def computed(self, origin: str, name: str, query: str, registered: dict[str, pa.Table]) -> pa.Table:
+        """View `name` computed by `query`; errors told as those of `SELECT * FROM name`."""
+        for table, t in registered.items():
+            if table not in self.registered:
+                self.con.register(table, t)
+                self.registered.add(table)
+        try:
+            return self.con.execute(query).to_arrow_table()
+        except duckdb.Error as e:
+            raise query_error(origin, f"SELECT * FROM {name}", e) or QueryError(origin, str(e)) from None
+
+
 def _query_of(engine, name):
-    """Prepare deferred view `name` to be streamed: the query that computes it. The view itself
+    """Prepare deferred view `name` to be run on a cursor: the query that computes it. The view itself
     is not defined when its file splits (sqlfiles.split_view): only its macros, and its query
     is run as it is, which saves DuckDB one binding of the whole query."""
     text = engine._undefined.pop(name, None)

@@ -174,6 +174,14 @@ def columns(
     return out + [(n, t, *_unit(meaning)) for n, t, meaning in rows]
 
 
+_WORD = re.compile(r"[a-z_][a-z0-9_]*")
+
+
+def words(text: str) -> set[str]:
+    """Every word of SQL `text`, lowered: the names it could read, and some that are none."""
+    return set(_WORD.findall(text.lower()))
+
+
 def split_view(text, name):
     """(setup, query) of the file of view `name`: the statements before its view (macros,
     comments) and the view's query alone, so that the query can be run without defining the

@@ -5,6 +5,8 @@ import os
 import shutil
 from pathlib import Path
 
+import pyarrow as pa
+
 from ..engine.catalog import Engine
 from ..engine.public import public_names
 from ..engine.specs import device_specs_table
@@ -31,9 +33,13 @@ def views_memory(events):
 def query_options(tables, scratch):
     """The Engine's bounds over what `ingest` returned: for a trace streamed into the temporary
     directory `scratch`, the DuckDB memory its views have in the pipeline, spilling inside that
-    directory (gone with it); none for tables in memory (or no scratch)."""
+    directory (gone with it). Tables in memory have no bound; up to WHOLE_RESULTS_EVENTS
+    events, each query runs on one DuckDB thread, as the pipeline's views do over as many: a
+    small query spends more CPU than it saves on a second thread, and Face.compute runs views
+    side by side instead."""
     if scratch is None:
-        return {}
+        events = tables.get("events")
+        return {"query_threads": 1} if isinstance(events, pa.Table) and whole_results(events.num_rows) else {}
     events = events_in(tables["events"])
     return {"memory_limit": views_memory(events), "temp_dir": Path(scratch.name) / "spill"}
 
@@ -51,6 +57,14 @@ def whole_results(events: int) -> bool:
     return events <= WHOLE_RESULTS_EVENTS
 
 
+def view_threads(events: int, cores: int) -> int:
+    """How many views of `events` events run at a time on `cores` cores: one per core while
+    their results are computed whole; from there up to 1M events, two at a time still pay
+    (docs/performance.md); on bigger traces they gain no time, DuckDB keeps every core busy,
+    and a second result adds to the peak."""
+    return max(1, cores) if whole_results(events) else 2 if small(events) else 1
+
+
 def write_views(tmp, clock, view_seconds=None, only=None, cores=1, later=None):
     # a file, not an Arrow table: the view threads' cursors do not see registered tables
     parquet.write_table(tmp / "device_specs.parquet", device_specs_table())
@@ -65,12 +79,15 @@ def write_views(tmp, clock, view_seconds=None, only=None, cores=1, later=None):
         temp_dir=tmp / ".spill",
         query_threads=1 if whole else None,
     )
-    # from there up to 1M events, two views at a time still pay (docs/performance.md); on bigger
-    # traces they gain no time, DuckDB keeps every core busy, and a second result adds to the peak
     tracker().stage("analyses", total_items=len(engine.views))
-    workers = max(1, cores) if whole else 2 if small(events) else 1
     written = engine.materialise_all_to(
-        Path(tmp), parquet.writer, threads=workers, view_seconds=view_seconds, only=only, whole=whole, later=later
+        Path(tmp),
+        parquet.writer,
+        threads=view_threads(events, cores),
+        view_seconds=view_seconds,
+        only=only,
+        whole=whole,
+        later=later,
     )
     engine.con.close()
     shutil.rmtree(tmp / ".spill", ignore_errors=True)

@@ -195,6 +195,18 @@ def cpu_count():
         return os.cpu_count() or 1
 
 
+def idle_cores() -> int:
+    """The cores this process has that other work leaves idle: cpu_count less the machine's
+    one-minute load average, the core this process runs on counted idle (at least 1). Where
+    there is no load average (Windows), every core."""
+    cores = cpu_count()
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return cores
+    return max(1, min(cores, round(cores - load) + 1))
+
+
 def parse_part(part, out_path):
     """The events of one Part as RAW_SCHEMA record batches in an Arrow IPC file, uids counted
     from 0 (the caller shifts them). Returns the number of events."""
