@@ -219,12 +219,6 @@ def _query(view):
     return sqlfiles.split_view(sqlfiles.load_all()[view][0], view)[1]
 
 
-def _step(view, name):
-    """The body of step `name` of today's query of sql/ view `view` (between its parentheses)."""
-    text = _query(view)
-    return text[_cte_head(text, name).end() : _cte_span(text, name)[1] - 1]
-
-
 def _spliced(view, text=None, **steps):
     """Today's query of sql/ view `view` (or `text`, a query made from it) with the named steps'
     bodies as given."""
@@ -427,13 +421,32 @@ mo AS MATERIALIZED (SELECT m.*, o.name, o.pid, o.tid, o.ts_ns, o.rank, o.pre, o.
                            CAST(o.d AS VARCHAR) AS shapes
                     FROM m JOIN ops o USING (trace_id, uid))""",
         ),
-        op_models=_step("op_perf", "op_models")
-        .replace("c.name", "n.name")
-        .replace(
-            "FROM _tracelens_op_category c",
-            "FROM (SELECT DISTINCT name FROM slices WHERE cat = 'cpu_op') n\n"
-            "    LEFT JOIN _tracelens_op_category c ON c.name = n.name",
-        ),
+        op_models="""
+    SELECT n.name,
+           CASE WHEN n.name IN ('aten::mm', 'aten::addmm', 'aten::addmm_', 'aten::_addmm_activation',
+                                'aten::bmm', 'aten::baddbmm', 'aten::baddbmm_', 'aten::matmul',
+                                'aten::linear', 'aten::_scaled_mm', 'aten::_int_mm') THEN 'gemm'
+                WHEN n.name IN ('aten::convolution', 'aten::conv1d', 'aten::conv2d', 'aten::conv3d',
+                                'aten::conv_transpose1d', 'aten::conv_transpose2d',
+                                'aten::conv_transpose3d') THEN 'conv'
+                WHEN n.name = 'aten::convolution_backward' THEN 'conv_bwd'
+                WHEN n.name IN ('aten::scaled_dot_product_attention',
+                                'aten::_scaled_dot_product_flash_attention',
+                                'aten::_scaled_dot_product_flash_attention_for_cpu',
+                                'aten::_scaled_dot_product_efficient_attention',
+                                'aten::_scaled_dot_product_cudnn_attention',
+                                'aten::_flash_attention_forward', 'aten::_efficient_attention_forward',
+                                'aten::_scaled_dot_product_flash_attention_backward',
+                                'aten::_scaled_dot_product_flash_attention_for_cpu_backward',
+                                'aten::_scaled_dot_product_efficient_attention_backward',
+                                'aten::_scaled_dot_product_cudnn_attention_backward',
+                                'aten::_flash_attention_backward',
+                                'aten::_efficient_attention_backward') THEN 'sdpa'
+                WHEN c.category IN ('elementwise', 'NORM_fwd', 'NORM_bwd') THEN 'bytes' END AS model,
+           c.category AS tl_cat
+    FROM (SELECT DISTINCT name FROM slices WHERE cat = 'cpu_op') n
+    LEFT JOIN _tracelens_op_category c ON c.name = n.name
+""",
         nested="""
     SELECT trace_id, uid FROM (
         SELECT trace_id, uid, subtree_end, lead(pre) OVER (PARTITION BY trace_id ORDER BY pre) AS next_pre
