@@ -237,16 +237,13 @@ def _replaced(view, first, last, steps):
 
 
 PLAIN.update(
-    # one branch per model, each scanning the ops and their argument lists again; the model of
-    # each name decided over the distinct cpu_op names, and the modelled ops made distinct again
-    # where they are looked up (the busy time and the nesting are today's otherwise)
-    op_perf=_spliced(
+    # one branch per model, each scanning the ops and their argument lists again (the model of
+    # each name, and the steps from the modelled ops on, are today's)
+    op_perf=_replaced(
         "op_perf",
-        _replaced(
-            "op_perf",
-            "ops",
-            "mo",
-            r"""
+        "ops",
+        "mo",
+        r"""
 ops AS MATERIALIZED (  -- the ops with a model (which, by name) or a flops argument: only
                            -- these are carried, with their argument lists, into every model
     SELECT * FROM (
@@ -420,44 +417,6 @@ m AS (
 mo AS MATERIALIZED (SELECT m.*, o.name, o.pid, o.tid, o.ts_ns, o.rank, o.pre, o.subtree_end,
                            CAST(o.d AS VARCHAR) AS shapes
                     FROM m JOIN ops o USING (trace_id, uid))""",
-        ),
-        op_models="""
-    SELECT n.name,
-           CASE WHEN n.name IN ('aten::mm', 'aten::addmm', 'aten::addmm_', 'aten::_addmm_activation',
-                                'aten::bmm', 'aten::baddbmm', 'aten::baddbmm_', 'aten::matmul',
-                                'aten::linear', 'aten::_scaled_mm', 'aten::_int_mm') THEN 'gemm'
-                WHEN n.name IN ('aten::convolution', 'aten::conv1d', 'aten::conv2d', 'aten::conv3d',
-                                'aten::conv_transpose1d', 'aten::conv_transpose2d',
-                                'aten::conv_transpose3d') THEN 'conv'
-                WHEN n.name = 'aten::convolution_backward' THEN 'conv_bwd'
-                WHEN n.name IN ('aten::scaled_dot_product_attention',
-                                'aten::_scaled_dot_product_flash_attention',
-                                'aten::_scaled_dot_product_flash_attention_for_cpu',
-                                'aten::_scaled_dot_product_efficient_attention',
-                                'aten::_scaled_dot_product_cudnn_attention',
-                                'aten::_flash_attention_forward', 'aten::_efficient_attention_forward',
-                                'aten::_scaled_dot_product_flash_attention_backward',
-                                'aten::_scaled_dot_product_flash_attention_for_cpu_backward',
-                                'aten::_scaled_dot_product_efficient_attention_backward',
-                                'aten::_scaled_dot_product_cudnn_attention_backward',
-                                'aten::_flash_attention_backward',
-                                'aten::_efficient_attention_backward') THEN 'sdpa'
-                WHEN c.category IN ('elementwise', 'NORM_fwd', 'NORM_bwd') THEN 'bytes' END AS model,
-           c.category AS tl_cat
-    FROM (SELECT DISTINCT name FROM slices WHERE cat = 'cpu_op') n
-    LEFT JOIN _tracelens_op_category c ON c.name = n.name
-""",
-        nested="""
-    SELECT trace_id, uid FROM (
-        SELECT trace_id, uid, subtree_end, lead(pre) OVER (PARTITION BY trace_id ORDER BY pre) AS next_pre
-        FROM (SELECT DISTINCT trace_id, uid, pre, subtree_end FROM mo))
-    WHERE next_pre <= subtree_end
-""",
-        sub="""
-    SELECT k.trace_id, p.uid, k.device, k.ts_ns, k.end_ns
-    FROM (SELECT trace_id, device, ts_ns, end_ns, unnest(op_path) AS ouid FROM kernels) k
-    JOIN (SELECT DISTINCT trace_id, uid FROM mo) p ON p.trace_id = k.trace_id AND p.uid = k.ouid
-""",
     ),
     # the source of each candidate by a sweep over every Python frame of the trace, which carried
     # its name; each segment's peak was a window's first row, and the idle intervals came from runs

@@ -55,15 +55,15 @@
 --                                  not a measurement. Null without a peak
 CREATE OR REPLACE VIEW op_perf AS
 WITH op_models AS (  -- each cpu_op name's model (null: none), decided once per name
-    SELECT c.name,
-           CASE WHEN c.name IN ('aten::mm', 'aten::addmm', 'aten::addmm_', 'aten::_addmm_activation',
+    SELECT n.name,
+           CASE WHEN n.name IN ('aten::mm', 'aten::addmm', 'aten::addmm_', 'aten::_addmm_activation',
                                 'aten::bmm', 'aten::baddbmm', 'aten::baddbmm_', 'aten::matmul',
                                 'aten::linear', 'aten::_scaled_mm', 'aten::_int_mm') THEN 'gemm'
-                WHEN c.name IN ('aten::convolution', 'aten::conv1d', 'aten::conv2d', 'aten::conv3d',
+                WHEN n.name IN ('aten::convolution', 'aten::conv1d', 'aten::conv2d', 'aten::conv3d',
                                 'aten::conv_transpose1d', 'aten::conv_transpose2d',
                                 'aten::conv_transpose3d') THEN 'conv'
-                WHEN c.name = 'aten::convolution_backward' THEN 'conv_bwd'
-                WHEN c.name IN ('aten::scaled_dot_product_attention',
+                WHEN n.name = 'aten::convolution_backward' THEN 'conv_bwd'
+                WHEN n.name IN ('aten::scaled_dot_product_attention',
                                 'aten::_scaled_dot_product_flash_attention',
                                 'aten::_scaled_dot_product_flash_attention_for_cpu',
                                 'aten::_scaled_dot_product_efficient_attention',
@@ -77,7 +77,8 @@ WITH op_models AS (  -- each cpu_op name's model (null: none), decided once per 
                                 'aten::_efficient_attention_backward') THEN 'sdpa'
                 WHEN c.category IN ('elementwise', 'NORM_fwd', 'NORM_bwd') THEN 'bytes' END AS model,
            c.category AS tl_cat
-    FROM _tracelens_op_category c  -- every cpu_op name, once
+    FROM (SELECT DISTINCT name FROM slices WHERE cat = 'cpu_op') n
+    LEFT JOIN _tracelens_op_category c ON c.name = n.name
 ),
 ops AS (  -- the ops with a model and their shapes, or a flops argument, read once: every model
           -- below is columns of one pass over them, not a branch that scans them again
@@ -260,13 +261,13 @@ nested AS (  -- modelled ops with another modelled op beneath them: in pre-order
              -- modelled op after one lies inside its subtree exactly when it has such a descendant
     SELECT trace_id, uid FROM (
         SELECT trace_id, uid, subtree_end, lead(pre) OVER (PARTITION BY trace_id ORDER BY pre) AS next_pre
-        FROM mo)
+        FROM (SELECT DISTINCT trace_id, uid, pre, subtree_end FROM mo))
     WHERE next_pre <= subtree_end
 ),
 sub AS (  -- device events launched in each modelled op's subtree (the op is on the kernel's op_path)
     SELECT k.trace_id, p.uid, k.device, k.ts_ns, k.end_ns
     FROM (SELECT trace_id, device, ts_ns, end_ns, unnest(op_path) AS ouid FROM kernels) k
-    JOIN mo p ON p.trace_id = k.trace_id AND p.uid = k.ouid
+    JOIN (SELECT DISTINCT trace_id, uid FROM mo) p ON p.trace_id = k.trace_id AND p.uid = k.ouid
 ),
 busy AS (
     SELECT trace_id, uid, min(device) AS device, count(*) AS kernels, sum(c)::BIGINT AS gpu_ns
