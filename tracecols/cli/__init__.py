@@ -83,7 +83,8 @@ def main(argv=None):
     except OSError as e:
         # the files a command writes say their own failures: a write failure that gets here is
         # the standard output's (a full disk under `> file`)
-        return _stdout_failed(e) if _stdout_failure(e) else _internal(e)
+        code = _stdout_failed(e)
+        return _internal(e) if code is None else code
     except Exception as e:
         return _internal(e)
 
@@ -105,16 +106,16 @@ def _discard(stream) -> None:
     os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
 
 
-def _stdout_failure(e: OSError):
+def _stdout_failed(e: OSError) -> int | None:
+    """For a write the system refused (store.atomic.write_failure): one line, what is left of the
+    standard output dropped, and exit code 2; None for any other error."""
     from ..store.atomic import write_failure
 
-    return write_failure("standard output", e)
-
-
-def _stdout_failed(e: OSError) -> int:
-    """One line for a standard output the system would not take, and exit code 2."""
+    failed = write_failure("standard output", e)
+    if failed is None:
+        return None
     _discard(sys.stdout)
-    print(f"tracecols: {printable(_stdout_failure(e).line(), MESSAGE)}", file=sys.stderr)
+    print(f"tracecols: {printable(failed.line(), MESSAGE)}", file=sys.stderr)
     return 2
 
 
@@ -141,10 +142,11 @@ def _exit(code: int) -> None:
         except BrokenPipeError:  # the reader went away: what is left goes nowhere, as in main
             _discard(stream)
         except OSError as e:  # the standard output's last bytes would not go (a full disk)
-            if stream is sys.stdout and _stdout_failure(e):
-                code = _stdout_failed(e) if code == 0 else code
-            else:
+            failed = _stdout_failed(e) if stream is sys.stdout and code == 0 else None
+            if failed is None:
                 _discard(stream)
+            else:
+                code = failed
         except ValueError:  # closed by the command
             pass
     os._exit(code)
