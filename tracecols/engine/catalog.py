@@ -14,7 +14,7 @@ from ..model.secrets import METADATA_TABLES, redact_table, sql_candidates
 from . import scheduler, sqlfiles
 from .connect import connect, sql_string
 from .public import is_public, public_names
-from .query_errors import USER_ERRORS, query_error
+from .query_errors import USER_ERRORS, failed_query, query_error
 from .specs import device_specs_table
 from .text_columns import POLARS_TEXT_TYPES, TEXT_TYPES, as_text
 
@@ -261,7 +261,7 @@ class Engine:
             self._define_named(query)
             return self.con.sql(query)
         except duckdb.Error as e:
-            raise query_error(self.origin, query, e) or QueryError(self.origin, str(e)) from None
+            raise failed_query(self.origin, query, e) from None
 
     @contextmanager
     def _running(self, query):
@@ -411,7 +411,7 @@ class Engine:
             # columns and again to run it (the warning it gives for the copy: scheduler.py)
             return self.con.execute(query).to_arrow_table()
         except duckdb.Error as e:
-            raise query_error(self.origin, named, e) or QueryError(self.origin, str(e)) from None
+            raise failed_query(self.origin, named, e) from None
 
     def materialise_with_reads(self, names, threads=1):
         """Compute the views named, and every view they read, each once and each after the views it

@@ -47,6 +47,11 @@ def query_error(origin: str, query: str, e: Exception) -> QueryError | None:
     return QueryError(origin, "\n".join(line for line in text.split("\n") if line.strip(" ^")))
 
 
+def failed_query(origin: str, query: str, e: Exception) -> QueryError:
+    """The error of `query` as query_error tells it, else DuckDB's message as it is."""
+    return query_error(origin, query, e) or QueryError(origin, str(e))
+
+
 # what `tracecols sql` runs: queries, and changes to its in-memory database only
 READ_ONLY_KINDS = ("SELECT", "EXPLAIN", "CREATE", "INSERT", "UPDATE", "DELETE", "DROP", "ALTER")
 
@@ -58,7 +63,7 @@ def check_read_only(query, origin):
         with connect() as con:
             kinds = [st.type.name for st in con.extract_statements(query)]
     except duckdb.Error as e:
-        raise query_error(origin, query, e) or QueryError(origin, str(e)) from None
+        raise failed_query(origin, query, e) from None
     bad = sorted({k for k in kinds if k not in READ_ONLY_KINDS})
     if bad:
         raise Unsupported(

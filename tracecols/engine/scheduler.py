@@ -16,7 +16,7 @@ from ..progress import tracker
 from . import sqlfiles
 from .connect import sql_string
 from .public import is_public
-from .query_errors import query_error
+from .query_errors import failed_query
 
 # A small trace's views are fetched through DuckDB's DB-API result, which binds a query once
 # where a relation binds it twice; DuckDB warns that its Arrow output copies the rows, a copy
@@ -213,7 +213,7 @@ class _Cursor:
         try:
             return self.con.execute(query).to_arrow_table()
         except duckdb.Error as e:
-            raise query_error(origin, f"SELECT * FROM {name}", e) or QueryError(origin, str(e)) from None
+            raise failed_query(origin, f"SELECT * FROM {name}", e) from None
 
 
 def _query_of(engine, name):
