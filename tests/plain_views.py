@@ -219,6 +219,12 @@ def _query(view):
     return sqlfiles.split_view(sqlfiles.load_all()[view][0], view)[1]
 
 
+def _step(view, name):
+    """The body of step `name` of today's query of sql/ view `view` (between its parentheses)."""
+    text = _query(view)
+    return text[_cte_head(text, name).end() : _cte_span(text, name)[1] - 1]
+
+
 def _spliced(view, text=None, **steps):
     """Today's query of sql/ view `view` (or `text`, a query made from it) with the named steps'
     bodies as given."""
@@ -477,17 +483,9 @@ src AS (
                lead(first_ts) OVER (PARTITION BY trace_id, device ORDER BY run) AS e
         FROM runhead)
     WHERE idle AND e IS NOT NULL
-    UNION ALL
-    SELECT q.trace_id, q.device, o.first_start, q.first_ts
-    FROM (SELECT trace_id, device, arg_min(ts_ns, pos) AS first_ts, arg_max(end_ns, pos) AS last_end
-          FROM _launch_queue GROUP BY ALL) q
-    JOIN (SELECT trace_id, device, min(ts_ns) AS first_start, arg_max(end_ns, ts_ns) AS last_op_end
-          FROM ops GROUP BY ALL) o ON o.trace_id = q.trace_id AND o.device = q.device
-    UNION ALL
-    SELECT q.trace_id, q.device, q.last_end, o.last_op_end
-    FROM (SELECT trace_id, device, arg_max(end_ns, pos) AS last_end FROM _launch_queue GROUP BY ALL) q
-    JOIN (SELECT trace_id, device, arg_max(end_ns, ts_ns) AS last_op_end FROM ops GROUP BY ALL) o
-      ON o.trace_id = q.trace_id AND o.device = q.device""",
+    UNION ALL"""
+        # the intervals before the first launch and after the last: today's
+        + _step("optimizable_ops", "idle_iv").split("UNION ALL", 1)[1],
     ),
     # the walk up the Python frames read every slice in every step, and tested every slice's name
     findings=_spliced(
